@@ -1,0 +1,92 @@
+"""Cards as small ints, hands as bitmasks, and the one place card notation is parsed and formatted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .errors import InvalidCard
+
+# A card id is suit * 13 + rank, rank 0 = "2" ... 12 = "A". Ids 0..51 are the first pack;
+# Cancellation Hearts adds a second pack as ids 52..103 (id + 52 is the twin of id), so a
+# hand is always one int bitmask even when it holds two identical cards.
+RANKS = "23456789TJQKA"
+SUITS = "CDSH"
+CLUBS, DIAMONDS, SPADES, HEARTS = range(4)
+PACK = 52
+
+_SUIT13 = (1 << 13) - 1
+SUIT_MASK: tuple[int, ...] = tuple((_SUIT13 << (13 * s)) | (_SUIT13 << (13 * s + PACK)) for s in range(4))
+HEARTS_MASK = SUIT_MASK[HEARTS]
+QS = SPADES * 13 + RANKS.index("Q")
+QS_MASK = (1 << QS) | (1 << (QS + PACK))
+PENALTY_MASK = HEARTS_MASK | QS_MASK
+ONE_PACK = (1 << PACK) - 1
+TWO_PACKS = (1 << (2 * PACK)) - 1
+
+_NAMES: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(PACK))
+_BY_NAME: dict[str, int] = {name: c for c, name in enumerate(_NAMES)}
+for _c in range(PACK):
+    if _NAMES[_c][0] == "T":
+        _BY_NAME["10" + _NAMES[_c][1]] = _c
+
+
+def card_name(card: int) -> str:
+    """Canonical wire form of a card id (either pack): rank then suit, upper case."""
+    return _NAMES[card % PACK]
+
+
+def parse_card(token: object) -> int:
+    """Parse one card token into a first-pack id; case-insensitive, `10` accepted for `T`."""
+    if isinstance(token, str):
+        card = _BY_NAME.get(token.strip().upper())
+        if card is not None:
+            return card
+    raise InvalidCard(
+        "invalid_card",
+        f"{token!r} is not a card: use rank then suit, like 2C, TD, QS or AH",
+        token=str(token),
+    )
+
+
+def parse_cards(tokens: Iterable[object]) -> list[int]:
+    """Parse a list of card tokens; the first bad token is named in the error."""
+    if isinstance(tokens, str | bytes):
+        raise InvalidCard("invalid_card", "expected a list of card tokens, not one string", token=str(tokens))
+    return [parse_card(t) for t in tokens]
+
+
+def suit_of(card: int) -> int:
+    return (card % PACK) // 13
+
+
+def rank_of(card: int) -> int:
+    return card % 13
+
+
+def bits(mask: int) -> Iterator[int]:
+    """The card ids in a mask, lowest first (clubs 2..A, diamonds, spades, hearts; pack 1 first)."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def sort_key(card: int) -> tuple[int, int]:
+    """Display order: by suit (C, D, S, H), then rank, twins together."""
+    return (card % PACK, card)
+
+
+def names(mask: int) -> list[str]:
+    """Canonical tokens of a mask in display order (a twin card appears twice)."""
+    return [_NAMES[c % PACK] for c in sorted(bits(mask), key=sort_key)]
+
+
+def names_of(cards: Iterable[int]) -> list[str]:
+    return [_NAMES[c % PACK] for c in cards]

@@ -1,0 +1,9 @@
+"""WSGI entry point for synchronous application servers such as gunicorn."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
+
+application = get_wsgi_application()

@@ -1,0 +1,100 @@
+"""Makes a CI run fail loudly, rather than skip quietly, when the PostgreSQL or Redis it needs is missing."""
+
+import os
+
+import dj_database_url
+import psycopg
+import pytest
+import redis
+
+POSTGRES_ENGINE = "django.db.backends.postgresql"
+
+
+def running_under_ci() -> bool:
+    """CI sets CI=true; only then is a missing service an error instead of a reason to skip."""
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def postgres_problem(database_url: str) -> str | None:
+    """Say why DATABASE_URL is not a reachable PostgreSQL database, or None when it is."""
+    if not database_url:
+        return "DATABASE_URL is not set"
+    try:
+        config = dj_database_url.parse(database_url)
+    except ValueError as exc:
+        return f"DATABASE_URL cannot be parsed: {exc}"
+    if config["ENGINE"] != POSTGRES_ENGINE:
+        return f"DATABASE_URL is not a PostgreSQL URL (engine {config['ENGINE']})"
+    try:
+        with psycopg.connect(
+            dbname=config["NAME"] or "postgres",
+            user=config.get("USER") or None,
+            password=config.get("PASSWORD") or None,
+            host=config.get("HOST") or None,
+            port=config.get("PORT") or None,
+            connect_timeout=5,
+        ) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        return f"PostgreSQL at DATABASE_URL is unreachable: {exc}"
+    return None
+
+
+def redis_problem(redis_url: str) -> str | None:
+    """Say why REDIS_URL is not a reachable Redis server, or None when it is."""
+    if not redis_url:
+        return "REDIS_URL is not set"
+    try:
+        client = redis.Redis.from_url(redis_url, socket_connect_timeout=3, socket_timeout=3)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except (redis.RedisError, ValueError) as exc:
+        return f"Redis at REDIS_URL is unreachable: {exc}"
+    return None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop a CI run before any test if it would silently fall back to SQLite or skip Redis tests."""
+    if not running_under_ci():
+        return
+    problems = [
+        problem
+        for problem in (
+            postgres_problem(os.environ.get("DATABASE_URL", "")),
+            redis_problem(os.environ.get("REDIS_URL", "")),
+        )
+        if problem
+    ]
+    if problems:
+        pytest.exit("CI=true requires real PostgreSQL and Redis: " + "; ".join(problems), returncode=1)
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip on a developer machine without the service; fail under CI, where it must be present."""
+    if running_under_ci():
+        pytest.fail(f"CI=true but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Apply the needs_postgres / needs_redis markers declared in pyproject.toml."""
+    if item.get_closest_marker("needs_postgres"):
+        engine = dj_database_url.parse(os.environ.get("DATABASE_URL") or "sqlite://:memory:")["ENGINE"]
+        if engine != POSTGRES_ENGINE:
+            skip_or_fail("DATABASE_URL does not point at PostgreSQL")
+    if item.get_closest_marker("needs_redis"):
+        problem = redis_problem(os.environ.get("REDIS_URL", ""))
+        if problem:
+            skip_or_fail(problem)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The Redis URL for tests that talk to Redis directly."""
+    url = os.environ.get("REDIS_URL", "")
+    problem = redis_problem(url)
+    if problem:
+        skip_or_fail(problem)
+    return url
