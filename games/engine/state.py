@@ -20,6 +20,7 @@ from .cards import (
     names,
     names_of,
     parse_card,
+    parse_cards,
 )
 from .deal import cards_in_play, deal, hand_seed, new_seed, seed_commitment
 from .errors import EngineError, IllegalAction
@@ -178,11 +179,64 @@ class State:
         st._start_hand(1, [])
         return st
 
-    def _start_hand(self, hand_no: int, events: list[Event]) -> None:
+    @classmethod
+    def from_deal(
+        cls,
+        options: Options,
+        hands: Sequence[Sequence[str]],
+        *,
+        widow: Sequence[str] = (),
+        hand_number: int = 1,
+        totals: Sequence[int] | None = None,
+        seed: str | None = None,
+    ) -> State:
+        """A game whose current hand is the given deal (hand-built deals for tests, puzzles and
+        imported games); later hands are dealt from `seed` as usual."""
+        opts = options
+        n = opts.players
+        if len(hands) != n:
+            raise EngineError("invalid_state", f"a deal needs {n} hands, got {len(hands)}")
+        seen: dict[int, int] = {}
+        masks = []
+        for tokens in (*hands, widow):
+            m = 0
+            for c in parse_cards(tokens):
+                copy = seen.get(c, 0)
+                if copy >= (2 if opts.two_packs else 1):
+                    raise EngineError("invalid_state", f"{card_name(c)} is dealt too often")
+                seen[c] = copy + 1
+                m |= 1 << (c + copy * PACK)
+            masks.append(m)
+        sizes = {m.bit_count() for m in masks[:n]}
+        if len(sizes) != 1:
+            raise EngineError("invalid_state", "every seat must be dealt the same number of cards")
+        all_cards = 0
+        for m in masks:
+            all_cards |= m
+        if all_cards & ~cards_in_play(opts):
+            raise EngineError("invalid_state", "the deal holds a card removed for this player count")
+        if not opts.two_packs and not all_cards & SUIT_MASK[0]:
+            raise EngineError("invalid_state", "a deal needs a club for the opening lead")
+        if hand_number < 1 or (totals is not None and len(totals) != n):
+            raise EngineError("invalid_state", "hand_number starts at 1 and totals need one entry per seat")
+        st = object.__new__(cls)
+        st.options = opts
+        st.seed = seed if seed is not None else new_seed()
+        st.totals = tuple(totals) if totals is not None else (0,) * n
+        st.sheet = ()
+        st.history = ()
+        st.winners = ()
+        st._legal = None
+        st._start_hand(hand_number, [], (tuple(masks[:n]), masks[n]))
+        return st
+
+    def _start_hand(
+        self, hand_no: int, events: list[Event], dealt: tuple[tuple[int, ...], int] | None = None
+    ) -> None:
         opts = self.options
         n = opts.players
         seed = hand_seed(self.seed, hand_no)
-        hands, widow = deal(opts, seed)
+        hands, widow = dealt if dealt is not None else deal(opts, seed)
         self.hand_no = hand_no
         self.dealer = (hand_no - 1) % n
         self.hands = hands
@@ -235,9 +289,17 @@ class State:
         raise AssertionError("the opening card is always dealt")
 
     @property
+    def in_play(self) -> int:
+        """Mask of every card dealt this hand, widow included."""
+        m = self.widow
+        for h in self.dealt:
+            m |= h
+        return m
+
+    @property
     def first_lead_card(self) -> int:
         """The lowest club in play: 2C, or 3C when the 2C is removed (5 players)."""
-        low = cards_in_play(self.options) & SUIT_MASK[0] & ONE_PACK
+        low = self.in_play & SUIT_MASK[0] & ONE_PACK
         return (low & -low).bit_length() - 1
 
     def _copy(self) -> State:
@@ -551,7 +613,9 @@ class State:
 
     def moon_shooter(self) -> int:
         """The seat that took every penalty card this hand, or -1."""
-        penalties = cards_in_play(self.options) & PENALTY_MASK
+        penalties = self.in_play & PENALTY_MASK
+        if not penalties:
+            return -1
         for s, m in enumerate(self.taken):
             if m & penalties == penalties:
                 return s
@@ -569,7 +633,7 @@ class State:
 
     def moon_value(self) -> int:
         """Points a moon is worth: every penalty point of the hand (26, or 52 with two packs)."""
-        return self._points_of_penalties(cards_in_play(self.options) & PENALTY_MASK)
+        return self._points_of_penalties(self.in_play & PENALTY_MASK)
 
     @staticmethod
     def _points_of_penalties(mask: int) -> int:
