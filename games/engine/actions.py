@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .cards import card_name, names_of, parse_card, parse_cards
+from .cards import card_name, names_of, parse_card, parse_cards, suit_table
 from .errors import EngineError
 
 SUBTRACT, ADD = "subtract", "add"
@@ -38,13 +38,15 @@ class Play(Action):
     type = "play"
 
     def __init__(self, card: int) -> None:
+        if type(card) is not int or not 0 <= card < 52:
+            raise EngineError("invalid_card", f"{card!r} is not a card id (0 to 51)", token=repr(card))
         self.card = card
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "play", "card": card_name(self.card)}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Play and other.card == self.card  # type: ignore[attr-defined]
+        return type(other) is Play and other.card == self.card
 
     def __hash__(self) -> int:
         return self.card
@@ -63,7 +65,7 @@ class Pass(Action):
         return {"type": "pass", "cards": names_of(self.cards)}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Pass and sorted(other.cards) == sorted(self.cards)  # type: ignore[attr-defined]
+        return type(other) is Pass and sorted(other.cards) == sorted(self.cards)
 
     def __hash__(self) -> int:
         return hash(("pass", tuple(sorted(self.cards))))
@@ -83,6 +85,21 @@ class MoonChoice(Action):
 
 
 PLAYS: tuple[Play, ...] = tuple(Play(c) for c in range(52))
+_SUIT_PLAYS = tuple(suit_table(PLAYS[13 * s : 13 * s + 13]) for s in range(4))
+
+
+_CLUBS, _DIAMONDS, _SPADES, _HEARTS = _SUIT_PLAYS
+
+
+def plays_of(mask: int) -> tuple[Play, ...]:
+    """The Play actions of a first-pack mask, lowest first, from per-suit tables: legal-move
+    generation is the hottest path of every bot and simulation."""
+    return (
+        _CLUBS[mask & 0x1FFF]
+        + _DIAMONDS[mask >> 13 & 0x1FFF]
+        + _SPADES[mask >> 26 & 0x1FFF]
+        + _HEARTS[mask >> 39 & 0x1FFF]
+    )
 
 
 def action_from_dict(data: Mapping[str, Any]) -> Action:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from .errors import InvalidCard
+
+T = TypeVar("T")
 
 # A card id is suit * 13 + rank, rank 0 = "2" ... 12 = "A". Ids 0..51 are the first pack;
 # Cancellation Hearts adds a second pack as ids 52..103 (id + 52 is the twin of id), so a
@@ -22,6 +25,7 @@ QS_MASK = (1 << QS) | (1 << (QS + PACK))
 PENALTY_MASK = HEARTS_MASK | QS_MASK
 ONE_PACK = (1 << PACK) - 1
 TWO_PACKS = (1 << (2 * PACK)) - 1
+BIT: tuple[int, ...] = tuple(1 << c for c in range(2 * PACK))
 
 _NAMES: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(PACK))
 _BY_NAME: dict[str, int] = {name: c for c, name in enumerate(_NAMES)}
@@ -83,9 +87,49 @@ def sort_key(card: int) -> tuple[int, int]:
     return (card % PACK, card)
 
 
+def suit_table(item: tuple[T, ...]) -> tuple[tuple[T, ...], ...]:
+    """For every 13-bit pattern of one suit, the tuple of `item[rank]` for its set ranks, lowest
+    first; built once so that listing a hand is four lookups instead of a loop over its bits."""
+    table: list[tuple[T, ...]] = [()] * 8192
+    for p in range(1, 8192):
+        low = p & -p
+        table[p] = (item[low.bit_length() - 1], *table[p ^ low])
+    return tuple(table)
+
+
+_SUIT_NAMES = tuple(suit_table(tuple(r + SUITS[s] for r in RANKS)) for s in range(4))
+_SUIT_IDS = tuple(suit_table(tuple(range(13 * s, 13 * s + 13))) for s in range(4))
+_NC, _ND, _NS, _NH = _SUIT_NAMES
+_IC, _ID, _IS, _IH = _SUIT_IDS
+
+
 def names(mask: int) -> list[str]:
-    """Canonical tokens of a mask in display order (a twin card appears twice)."""
-    return [_NAMES[c % PACK] for c in sorted(bits(mask), key=sort_key)]
+    """Canonical tokens of a mask in display order (a twin card appears twice, side by side)."""
+    if mask < 1 << PACK:
+        return [
+            *_NC[mask & _SUIT13],
+            *_ND[mask >> 13 & _SUIT13],
+            *_NS[mask >> 26 & _SUIT13],
+            *_NH[mask >> 39],
+        ]
+    out: list[str] = []
+    second = mask >> PACK
+    for suit in range(4):
+        a = mask >> (13 * suit) & _SUIT13
+        b = second >> (13 * suit) & _SUIT13
+        for r in range(13):
+            out.extend([RANKS[r] + SUITS[suit]] * ((a >> r & 1) + (b >> r & 1)))
+    return out
+
+
+def card_ids(mask: int) -> list[int]:
+    """First-pack ids of a mask, lowest first (a twin card appears twice)."""
+    ids: list[int] = []
+    while mask:
+        low = mask & ONE_PACK
+        ids += [*_IC[low & _SUIT13], *_ID[low >> 13 & _SUIT13], *_IS[low >> 26 & _SUIT13], *_IH[low >> 39]]
+        mask >>= PACK
+    return sorted(ids) if len(ids) > 1 and ids != sorted(ids) else ids
 
 
 def names_of(cards: Iterable[int]) -> list[str]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import hmac
 import math
 import secrets
+from collections.abc import Sequence
 
-from .cards import ONE_PACK, TWO_PACKS, bits, parse_card
+from .cards import BIT, ONE_PACK, TWO_PACKS, bits, parse_card
 from .options import Options
 
 # Cards removed before dealing, by player count (RULES.md); Cancellation Hearts removes none.
@@ -26,9 +27,12 @@ def new_seed() -> str:
 
 
 def hand_seed(game_seed: str, hand_number: int) -> str:
-    """The seed of one hand: HMAC-SHA256 of the game seed, so revealing a hand's seed after the
-    hand proves its deal without revealing the deals still to come."""
-    return hmac.new(game_seed.encode(), f"hearts-hand:{hand_number}".encode(), hashlib.sha256).hexdigest()
+    """The seed of one hand: a keyed BLAKE2b MAC of the hand number under the game seed, so
+    revealing a hand's seed after the hand proves its deal without revealing the deals to come."""
+    key = game_seed.encode()
+    if len(key) > 64:
+        key = hashlib.blake2b(key, digest_size=64).digest()
+    return hashlib.blake2b(b"hearts-hand:%d" % hand_number, key=key, digest_size=32).hexdigest()
 
 
 def seed_commitment(seed: str) -> str:
@@ -36,7 +40,13 @@ def seed_commitment(seed: str) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()
 
 
-def shuffle(seed: str, cards: list[int]) -> list[int]:
+@functools.cache
+def _stream_bytes(n: int) -> int:
+    """Random bytes needed to shuffle n cards: log2(n!) bits plus a 256-bit margin."""
+    return (math.ceil(math.lgamma(n + 1) / math.log(2)) + 256 + 7) // 8
+
+
+def shuffle(seed: str, cards: Sequence[int]) -> list[int]:
     """A deterministic shuffle driven by SHAKE-256 of the seed.
 
     The permutation is read from one large random integer in the factorial number system;
@@ -44,8 +54,7 @@ def shuffle(seed: str, cards: list[int]) -> list[int]:
     below 2**-256, and the stream is unpredictable without the seed.
     """
     n = len(cards)
-    need_bits = math.ceil(math.lgamma(n + 1) / math.log(2)) + 256
-    x = int.from_bytes(hashlib.shake_256(seed.encode()).digest((need_bits + 7) // 8), "big")
+    x = int.from_bytes(hashlib.shake_256(seed.encode()).digest(_stream_bytes(n)), "big")
     out = list(cards)
     for i in range(n - 1, 0, -1):
         x, j = divmod(x, i + 1)
@@ -53,28 +62,27 @@ def shuffle(seed: str, cards: list[int]) -> list[int]:
     return out
 
 
+@functools.cache
+def _in_play(players: int, two_packs: bool) -> tuple[int, tuple[int, ...]]:
+    if two_packs:
+        mask = TWO_PACKS
+    else:
+        mask = ONE_PACK
+        for token in REMOVED[players]:
+            mask &= ~(1 << parse_card(token))
+    return mask, tuple(bits(mask))
+
+
 def cards_in_play(options: Options) -> int:
     """Mask of every card dealt at this table (both packs for Cancellation Hearts)."""
-    if options.two_packs:
-        return TWO_PACKS
-    mask = ONE_PACK
-    for token in REMOVED[options.players]:
-        mask &= ~(1 << parse_card(token))
-    return mask
+    return _in_play(options.players, options.two_packs)[0]
 
 
 def deal(options: Options, seed: str) -> tuple[tuple[int, ...], int]:
     """Deal from a seed: each seat's hand mask and the widow mask (Cancellation Hearts only)."""
-    order = shuffle(seed, list(bits(cards_in_play(options))))
+    order = shuffle(seed, _in_play(options.players, options.two_packs)[1])
     n = options.players
     each = len(order) // n
-    hands = []
-    for s in range(n):
-        m = 0
-        for c in order[s * each : (s + 1) * each]:
-            m |= 1 << c
-        hands.append(m)
-    widow = 0
-    for c in order[n * each :]:
-        widow |= 1 << c
-    return tuple(hands), widow
+    bit = BIT.__getitem__
+    hands = tuple(sum(map(bit, order[s * each : (s + 1) * each])) for s in range(n))
+    return hands, sum(map(bit, order[n * each :]))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .cards import parse_card
 from .errors import InvalidOption
 
 CLASSIC, OMNIBUS, CANCELLATION = "classic", "omnibus", "cancellation"
@@ -70,6 +71,16 @@ class Options:
     variant: str = CLASSIC
     omnibus_card: str = "JD"
     tie_rule: str = PLAY_ON
+    # Derived once here so the engine's hot paths read a flag instead of comparing strings.
+    bonus_mask: int = field(init=False, compare=False, repr=False)
+    two_packs: bool = field(init=False, compare=False, repr=False)
+    first_trick_rule: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        bonus = 1 << parse_card(self.omnibus_card) if self.variant == OMNIBUS else 0
+        object.__setattr__(self, "bonus_mask", bonus)
+        object.__setattr__(self, "two_packs", self.variant == CANCELLATION)
+        object.__setattr__(self, "first_trick_rule", self.variant != CANCELLATION)
 
     @classmethod
     def build(cls, **values: Any) -> Options:
@@ -103,11 +114,7 @@ class Options:
         return opts
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def two_packs(self) -> bool:
-        return self.variant == CANCELLATION
+        return {spec.name: getattr(self, spec.name) for spec in OPTION_SPECS}
 
 
 def _check(spec: OptionSpec, value: Any) -> Any:

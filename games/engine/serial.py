@@ -1,4 +1,4 @@
-"""Lossless JSON form of a state: masks as hex strings, everything else plain JSON values."""
+"""Lossless JSON form of a state: card masks as hex strings, everything else plain JSON values."""
 
 from __future__ import annotations
 
@@ -10,29 +10,27 @@ from .options import Options
 from .state import State
 
 FORMAT = 1
-_MASKS = {"widow", "carried"}
-_MASK_TUPLES = {"hands", "dealt", "passes", "received", "taken"}
-_INT_TUPLES = {"totals", "winners"}
+_MASKS = ("widow", "carried")
+_MASK_LISTS = ("hands", "passes", "received", "taken")
+_PLAIN = ("seed", "hand_no", "phase", "dealer", "leader", "turn", "broken", "shooter")
 
 
 def state_to_dict(state: State) -> dict[str, Any]:
     """A JSON-ready dict that `state_from_dict` turns back into an equal state."""
-    out: dict[str, Any] = {"format": FORMAT}
-    for f in State.FIELDS:
-        v = getattr(state, f)
-        if f == "options":
-            v = v.to_dict()
-        elif f in _MASKS:
-            v = format(v, "x")
-        elif f in _MASK_TUPLES:
-            v = [format(m, "x") for m in v]
-        elif f in _INT_TUPLES or f == "trick":
-            v = list(v)
-        elif f == "tricks":
-            v = [[leader, list(cards), winner] for leader, cards, winner in v]
-        elif f in ("sheet", "history"):
-            v = list(v)
-        out[f] = v
+    out: dict[str, Any] = {"format": FORMAT, "options": state.options.to_dict()}
+    for f in _PLAIN:
+        out[f] = getattr(state, f)
+    for f in _MASKS:
+        out[f] = format(getattr(state, f), "x")
+    for f in _MASK_LISTS:
+        out[f] = [format(m, "x") for m in getattr(state, f)]
+    out["dealt"] = [format(m, "x") for m in state.dealt]
+    out["trick"] = list(state.trick)
+    out["tricks"] = [[leader, list(cards), winner] for leader, cards, winner in state.tricks]
+    out["totals"] = list(state.totals)
+    out["winners"] = list(state.winners)
+    out["sheet"] = [dict(row) for row in state.sheet]
+    out["history"] = list(state.history)
     return out
 
 
@@ -40,23 +38,22 @@ def state_from_dict(data: dict[str, Any]) -> State:
     """Rebuild a state from `state_to_dict` output (for example loaded from the database)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise EngineError("invalid_state", "not a serialised state of a known format")
-    st = object.__new__(State)
+    st = State.__new__(State)
     try:
-        for f in State.FIELDS:
-            v = data[f]
-            if f == "options":
-                v = Options.from_dict(v)
-            elif f in _MASKS:
-                v = int(v, 16)
-            elif f in _MASK_TUPLES:
-                v = tuple(int(m, 16) for m in v)
-            elif f in _INT_TUPLES or f == "trick":
-                v = tuple(v)
-            elif f == "tricks":
-                v = tuple((leader, tuple(cards), winner) for leader, cards, winner in v)
-            elif f in ("sheet", "history"):
-                v = tuple(v)
-            setattr(st, f, v)
+        st.options = Options.from_dict(data["options"])
+        for f in _PLAIN:
+            setattr(st, f, data[f])
+        for f in _MASKS:
+            setattr(st, f, int(data[f], 16))
+        for f in _MASK_LISTS:
+            setattr(st, f, [int(m, 16) for m in data[f]])
+        st.dealt = tuple(int(m, 16) for m in data["dealt"])
+        st.trick = [int(c) for c in data["trick"]]
+        st.tricks = [(int(leader), tuple(cards), int(winner)) for leader, cards, winner in data["tricks"]]
+        st.totals = [int(t) for t in data["totals"]]
+        st.winners = tuple(data["winners"])
+        st.sheet = [dict(row) for row in data["sheet"]]
+        st.history = list(data["history"])
     except (KeyError, TypeError, ValueError) as exc:
         raise EngineError("invalid_state", f"serialised state is damaged: {exc}") from exc
     st._legal = None

@@ -3,55 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import cache
 from itertools import combinations
-from math import comb
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
-from .actions import ADD, MOON_CHOICES, PLAYS, SUBTRACT, Action, MoonChoice, Pass, Play
+from .actions import ADD, MOON_CHOICES, SUBTRACT, Action, MoonChoice, Pass, Play, plays_of
 from .cards import (
+    BIT,
     HEARTS_MASK,
     ONE_PACK,
     PACK,
     PENALTY_MASK,
     QS_MASK,
     SUIT_MASK,
-    bits,
+    card_ids,
     card_name,
     names,
-    names_of,
-    parse_card,
     parse_cards,
 )
 from .deal import cards_in_play, deal, hand_seed, new_seed, seed_commitment
 from .errors import EngineError, IllegalAction
-from .options import CANCELLATION, OMNIBUS, SHARED, Options
+from .options import SHARED, Options
 
 PASSING, PLAYING, MOON, GAME_OVER = "passing", "playing", "moon_choice", "game_over"
 PASS_COUNT = 3
 _NAMES = tuple(card_name(c) for c in range(2 * PACK))
-_DIRECTION_NAMES = {0: "hold", 1: "left", -1: "right", 2: "across"}
+_SCORING = PENALTY_MASK | SUIT_MASK[1]  # penalty cards and every diamond (the Omnibus bonus)
+_DIRECTION_NAMES = {0: "hold", 1: "left", 2: "across"}
 
 
-class Event:
+class Event(NamedTuple):
     """Something an action caused; `to` is the one seat allowed to see it, or None for everyone."""
 
-    __slots__ = ("data", "to", "type")
-
-    def __init__(self, type: str, data: dict[str, Any], to: int | None = None) -> None:
-        self.type = type
-        self.data = data
-        self.to = to
+    type: str
+    data: dict[str, Any]
+    to: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **self.data}
 
-    def __repr__(self) -> str:
-        return f"Event({self.type!r}, {self.data!r}, to={self.to!r})"
+
+# Builds an Event without a Python-level call: the play path creates one per card.
+_new_tuple = tuple.__new__
 
 
 def pass_offset(options: Options, hand_number: int) -> int:
     """Seats between passer and receiver for a hand: 0 = hold (no passing)."""
-    if options.variant == CANCELLATION:
+    if options.two_packs:
         return 0
     if options.players == 4:
         return (0, 1, 3, 2)[hand_number % 4]
@@ -59,40 +57,34 @@ def pass_offset(options: Options, hand_number: int) -> int:
 
 
 def pass_direction(options: Options, hand_number: int) -> str:
+    """`left`, `right`, `across` or `hold` (no passing this hand)."""
     off = pass_offset(options, hand_number)
-    if off == options.players - 1 and off != 0:
+    if off and off == options.players - 1:
         return "right"
     return _DIRECTION_NAMES[off]
 
 
+@cache
+def _triples(n: int) -> tuple[tuple[int, int, int], ...]:
+    return tuple((i, j, k) for i, j, k in combinations(range(n), PASS_COUNT))
+
+
 class PassChoices(Sequence[Pass]):
-    """Every legal pass of a hand, in lexicographic order, without building them all: a bot or a
-    random player can pick `choices[i]` from C(n, 3) options in O(n)."""
+    """Every legal pass of a hand, in lexicographic order, built on demand: a bot or a random
+    player picks `choices[i]` without materialising all C(n, 3) passes."""
 
     __slots__ = ("_cards",)
 
     def __init__(self, hand: int) -> None:
-        self._cards = [c % PACK for c in bits(hand)]
+        self._cards = card_ids(hand)
 
     def __len__(self) -> int:
-        return comb(len(self._cards), PASS_COUNT)
+        return len(_triples(len(self._cards)))
 
     def __getitem__(self, index: int) -> Pass:  # type: ignore[override]
-        total = len(self)
-        if index < 0:
-            index += total
-        if not 0 <= index < total:
-            raise IndexError(index)
-        n, k, picked, start = len(self._cards), PASS_COUNT, [], 0
-        while k:
-            for i in range(start, n):
-                block = comb(n - i - 1, k - 1)
-                if index < block:
-                    picked.append(self._cards[i])
-                    start, k = i + 1, k - 1
-                    break
-                index -= block
-        return Pass(tuple(picked))
+        i, j, k = _triples(len(self._cards))[index]
+        cards = self._cards
+        return Pass((cards[i], cards[j], cards[k]))
 
     def __iter__(self) -> Iterator[Pass]:
         return (Pass(c) for c in combinations(self._cards, PASS_COUNT))
@@ -109,73 +101,69 @@ class PassChoices(Sequence[Pass]):
 
 
 class State:
-    """One table's game: immutable by convention; `apply` returns a new state and its events."""
+    """One table's game.
 
-    __slots__ = (
-        "_legal",
-        "broken",
-        "carried",
-        "dealer",
-        "dealt",
-        "hand_no",
-        "hands",
-        "history",
-        "leader",
+    `apply` returns a new state and leaves this one untouched; `push` changes this state in
+    place (what bots and simulations use, like OpenSpiel's `apply_action`). Either way an
+    illegal action raises EngineError before anything changes.
+    """
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
         "options",
-        "passes",
-        "phase",
-        "received",
         "seed",
-        "sheet",
-        "shooter",
-        "taken",
-        "totals",
+        "hand_no",
+        "phase",
+        "dealer",
+        "hands",
+        "dealt",
+        "widow",
+        "passes",
+        "received",
+        "leader",
+        "turn",
         "trick",
         "tricks",
-        "turn",
-        "widow",
+        "carried",
+        "taken",
+        "broken",
+        "shooter",
+        "totals",
+        "sheet",
+        "history",
         "winners",
     )
-    # Fields that define the state (everything but caches); serialisation and equality use them.
-    FIELDS: tuple[str, ...] = tuple(s for s in __slots__ if not s.startswith("_"))
+    __slots__ = (*FIELDS, "_legal")
 
     options: Options
-    seed: str
-    hand_no: int
+    seed: str  # the game seed: secret until the game is over
+    hand_no: int  # 1, 2, 3 ...
     phase: str
     dealer: int
-    hands: tuple[int, ...]
-    dealt: tuple[int, ...]
+    hands: list[int]  # card masks (ids 52..103 are the second pack)
+    dealt: tuple[int, ...]  # the hands as dealt, before passing
     widow: int
-    passes: tuple[int, ...]
-    received: tuple[int, ...]
-    leader: int
-    turn: int
-    trick: tuple[int, ...]
-    tricks: tuple[tuple[int, tuple[int, ...], int], ...]
-    carried: int
-    taken: tuple[int, ...]
+    passes: list[int]  # mask each seat passed this hand; 0 = not yet
+    received: list[int]  # revealed only once every seat has passed
+    leader: int  # -1 when nobody is on lead
+    turn: int  # -1 while passing or after the game
+    trick: list[int]  # cards of the trick in progress, in play order from the leader
+    tricks: list[tuple[int, tuple[int, ...], int]]  # (leader, cards, winner or -1 when carried)
+    carried: int  # cards waiting for the next trick winner: the widow, cancelled tricks
+    taken: list[int]
     broken: bool
     shooter: int
-    totals: tuple[int, ...]
-    sheet: tuple[dict[str, Any], ...]
-    history: tuple[dict[str, Any], ...]
+    totals: list[int]
+    sheet: list[dict[str, Any]]
+    history: list[dict[str, Any]]  # full records of finished hands
     winners: tuple[int, ...]
+    _legal: int | None  # cache of the legal-play mask of the seat on turn
 
     # -- construction -------------------------------------------------------------------
 
     @classmethod
     def new_game(cls, options: Options | None = None, seed: str | None = None) -> State:
         """A new game, its first hand dealt from `seed` (a fresh secret seed when omitted)."""
-        opts = options or Options()
-        st = object.__new__(cls)
-        st.options = opts
-        st.seed = seed if seed is not None else new_seed()
-        st.totals = (0,) * opts.players
-        st.sheet = ()
-        st.history = ()
-        st.winners = ()
-        st._legal = None
+        st = State._blank(options or Options(), seed)
         st._start_hand(1, [])
         return st
 
@@ -192,8 +180,7 @@ class State:
     ) -> State:
         """A game whose current hand is the given deal (hand-built deals for tests, puzzles and
         imported games); later hands are dealt from `seed` as usual."""
-        opts = options
-        n = opts.players
+        n = options.players
         if len(hands) != n:
             raise EngineError("invalid_state", f"a deal needs {n} hands, got {len(hands)}")
         seen: dict[int, int] = {}
@@ -202,32 +189,37 @@ class State:
             m = 0
             for c in parse_cards(tokens):
                 copy = seen.get(c, 0)
-                if copy >= (2 if opts.two_packs else 1):
+                if copy >= (2 if options.two_packs else 1):
                     raise EngineError("invalid_state", f"{card_name(c)} is dealt too often")
                 seen[c] = copy + 1
                 m |= 1 << (c + copy * PACK)
             masks.append(m)
-        sizes = {m.bit_count() for m in masks[:n]}
-        if len(sizes) != 1:
+        if len({m.bit_count() for m in masks[:n]}) != 1:
             raise EngineError("invalid_state", "every seat must be dealt the same number of cards")
         all_cards = 0
         for m in masks:
             all_cards |= m
-        if all_cards & ~cards_in_play(opts):
+        if all_cards & ~cards_in_play(options):
             raise EngineError("invalid_state", "the deal holds a card removed for this player count")
-        if not opts.two_packs and not all_cards & SUIT_MASK[0]:
+        if not options.two_packs and not all_cards & SUIT_MASK[0]:
             raise EngineError("invalid_state", "a deal needs a club for the opening lead")
         if hand_number < 1 or (totals is not None and len(totals) != n):
             raise EngineError("invalid_state", "hand_number starts at 1 and totals need one entry per seat")
-        st = object.__new__(cls)
-        st.options = opts
-        st.seed = seed if seed is not None else new_seed()
-        st.totals = tuple(totals) if totals is not None else (0,) * n
-        st.sheet = ()
-        st.history = ()
-        st.winners = ()
-        st._legal = None
+        st = State._blank(options, seed)
+        if totals is not None:
+            st.totals = list(totals)
         st._start_hand(hand_number, [], (tuple(masks[:n]), masks[n]))
+        return st
+
+    @staticmethod
+    def _blank(options: Options, seed: str | None) -> State:
+        st = State.__new__(State)
+        st.options = options
+        st.seed = seed if seed is not None else new_seed()
+        st.totals = [0] * options.players
+        st.sheet = []
+        st.history = []
+        st.winners = ()
         return st
 
     def _start_hand(
@@ -239,20 +231,19 @@ class State:
         hands, widow = dealt if dealt is not None else deal(opts, seed)
         self.hand_no = hand_no
         self.dealer = (hand_no - 1) % n
-        self.hands = hands
+        self.hands = list(hands)
         self.dealt = hands
         self.widow = widow
-        self.passes = (0,) * n
-        self.received = (0,) * n
-        self.trick = ()
-        self.tricks = ()
+        self.passes = [0] * n
+        self.received = [0] * n
+        self.trick = []
+        self.tricks = []
         # The widow travels with the first trick's cards (and with them if that trick is carried).
         self.carried = widow
-        self.taken = (0,) * n
+        self.taken = [0] * n
         self.broken = False
         self.shooter = -1
         self._legal = None
-        offset = pass_offset(opts, hand_no)
         events.append(
             Event(
                 "hand_started",
@@ -265,28 +256,60 @@ class State:
             )
         )
         for s in range(n):
-            events.append(Event("cards_dealt", {"hand": hand_no, "seat": s, "cards": names(hands[s])}, to=s))
-        if offset:
+            events.append(Event("cards_dealt", {"hand": hand_no, "seat": s, "cards": names(hands[s])}, s))
+        if pass_offset(opts, hand_no):
             self.phase = PASSING
             self.leader = self.turn = -1
         else:
-            self._begin_play(events)
+            self._begin_play()
 
-    def _begin_play(self, events: list[Event]) -> None:
+    def _begin_play(self) -> None:
         self.phase = PLAYING
-        if self.options.variant == CANCELLATION:
+        if self.options.two_packs:
             lead = (self.dealer + 1) % self.options.players
         else:
-            lead = self._seat_holding(self.first_lead_card)
+            bit = 1 << self.first_lead_card
+            lead = next(s for s, h in enumerate(self.hands) if h & bit)
         self.leader = self.turn = lead
-        events.append(Event("turn", {"seat": lead, "action": "play"}))
 
-    def _seat_holding(self, card: int) -> int:
-        bit = 1 << card
-        for s, h in enumerate(self.hands):
-            if h & bit:
-                return s
-        raise AssertionError("the opening card is always dealt")
+    def copy(self) -> State:
+        """An independent copy (what `apply` builds on); cheap: cards are ints, lists are short."""
+        new = State.__new__(State)
+        new.options = self.options
+        new.seed = self.seed
+        new.hand_no = self.hand_no
+        new.phase = self.phase
+        new.dealer = self.dealer
+        new.hands = self.hands.copy()
+        new.dealt = self.dealt
+        new.widow = self.widow
+        new.passes = self.passes.copy()
+        new.received = self.received.copy()
+        new.leader = self.leader
+        new.turn = self.turn
+        new.trick = self.trick.copy()
+        new.tricks = self.tricks.copy()
+        new.carried = self.carried
+        new.taken = self.taken.copy()
+        new.broken = self.broken
+        new.shooter = self.shooter
+        new.totals = self.totals.copy()
+        new.sheet = self.sheet.copy()
+        new.history = self.history.copy()
+        new.winners = self.winners
+        new._legal = self._legal
+        return new
+
+    # -- queries ------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == GAME_OVER
+
+    @property
+    def first_trick(self) -> bool:
+        """True while the first trick is being played and the first-trick rules apply."""
+        return not self.tricks and self.options.first_trick_rule
 
     @property
     def in_play(self) -> int:
@@ -302,53 +325,17 @@ class State:
         low = self.in_play & SUIT_MASK[0] & ONE_PACK
         return (low & -low).bit_length() - 1
 
-    def _copy(self) -> State:
-        new = object.__new__(State)
-        new.options = self.options
-        new.seed = self.seed
-        new.hand_no = self.hand_no
-        new.phase = self.phase
-        new.dealer = self.dealer
-        new.hands = self.hands
-        new.dealt = self.dealt
-        new.widow = self.widow
-        new.passes = self.passes
-        new.received = self.received
-        new.leader = self.leader
-        new.turn = self.turn
-        new.trick = self.trick
-        new.tricks = self.tricks
-        new.carried = self.carried
-        new.taken = self.taken
-        new.broken = self.broken
-        new.shooter = self.shooter
-        new.totals = self.totals
-        new.sheet = self.sheet
-        new.history = self.history
-        new.winners = self.winners
-        new._legal = None
-        return new
-
-    # -- queries ------------------------------------------------------------------------
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase == GAME_OVER
-
-    @property
-    def first_trick(self) -> bool:
-        return not self.tricks and self.options.variant != CANCELLATION
-
     def to_act(self) -> list[int]:
         """Seats whose action the game is waiting for (several at once while passing)."""
-        if self.phase == PASSING:
-            return [s for s, p in enumerate(self.passes) if not p]
-        if self.phase in (PLAYING, MOON):
+        phase = self.phase
+        if phase == PLAYING or phase == MOON:  # noqa: SIM109 - two compares beat building a tuple
             return [self.turn]
+        if phase == PASSING:
+            return [s for s, p in enumerate(self.passes) if not p]
         return []
 
     def legal_mask(self) -> int:
-        """Mask of the cards the seat to play may play now (either pack)."""
+        """Mask of the cards the seat on turn may play now (either pack)."""
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
@@ -358,7 +345,7 @@ class State:
         hand = self.hands[self.turn]
         trick = self.trick
         if not trick:
-            if self.first_trick:
+            if not self.tricks and self.options.first_trick_rule:
                 return hand & (1 << self.first_lead_card)
             if self.broken:
                 return hand
@@ -368,7 +355,7 @@ class State:
         follow = hand & SUIT_MASK[(trick[0] % PACK) // 13]
         if follow:
             return follow
-        if self.first_trick:
+        if not self.tricks and self.options.first_trick_rule:
             return (hand & ~PENALTY_MASK) or hand
         return hand
 
@@ -377,22 +364,18 @@ class State:
         phase = self.phase
         if phase == PLAYING:
             if seat != self.turn:
-                return []
-            m = self.legal_mask()
-            m = (m & ONE_PACK) | (m >> PACK)
-            out = []
-            while m:
-                low = m & -m
-                out.append(PLAYS[low.bit_length() - 1])
-                m ^= low
-            return out
+                return ()
+            m = self._legal
+            if m is None:
+                m = self._legal = self._compute_legal()
+            return plays_of((m & ONE_PACK) | (m >> PACK))
         if phase == PASSING:
-            if not 0 <= seat < self.options.players or self.passes[seat]:
-                return []
+            if type(seat) is not int or not 0 <= seat < self.options.players or self.passes[seat]:
+                return ()
             return PassChoices(self.hands[seat])
         if phase == MOON and seat == self.shooter:
-            return [MoonChoice(SUBTRACT), MoonChoice(ADD)]
-        return []
+            return (MoonChoice(SUBTRACT), MoonChoice(ADD))
+        return ()
 
     def hand_points(self) -> list[int]:
         """Points each seat has taken so far in this hand (penalty cards and the Omnibus bonus)."""
@@ -400,30 +383,70 @@ class State:
 
     def _points(self, mask: int) -> int:
         pts = (mask & HEARTS_MASK).bit_count() + 13 * (mask & QS_MASK).bit_count()
-        if self.options.variant == OMNIBUS and mask >> parse_card(self.options.omnibus_card) & 1:
+        if mask & self.options.bonus_mask:
             pts -= 10
         return pts
 
     # -- applying actions ---------------------------------------------------------------
 
     def apply(self, seat: int, action: Action) -> tuple[State, list[Event]]:
-        """Apply `seat`'s action; returns the new state and the events it caused.
+        """Apply `seat`'s action to a copy: the new state and the events it caused."""
+        new = self.copy()
+        return new, new.push(seat, action)
 
-        Raises EngineError (with a stable code) and leaves this state untouched when the
-        action is not legal.
+    def push(self, seat: int, action: Action) -> list[Event]:
+        """Apply `seat`'s action to this state in place; returns the events it caused.
+
+        Raises EngineError (with a stable code) before changing anything when the action is
+        not legal here.
         """
+        if action.__class__ is not Play:
+            self._check_seat(seat)
+            if isinstance(action, Pass):
+                return self._pass(seat, action.cards)
+            if isinstance(action, MoonChoice):
+                return self._moon(seat, action.choice)
+            raise EngineError("invalid_action", f"not an action: {action!r}")
+        # Playing a card is the hot path of every simulation, so it is written out here.
+        if self.phase != PLAYING or seat != self.turn or seat.__class__ is not int:
+            self._check_seat(seat)
+            if self.phase != PLAYING:
+                raise self._wrong_phase("play a card")
+            raise IllegalAction("not_your_turn", f"it is seat {self.turn}'s turn to play", turn=self.turn)
+        card: int = action.card
+        hands = self.hands
+        hand = hands[seat]
+        bit = 1 << card
+        if not hand & bit:
+            bit <<= PACK
+            if not hand & bit:
+                name = _NAMES[card]
+                raise IllegalAction("card_not_in_hand", f"{name} is not in your hand", card=name)
+            card += PACK
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        if not legal & bit:
+            raise self._illegal_play_reason(hand, card)
+        self._legal = None
+        hands[seat] = hand ^ bit
+        events = [_new_tuple(Event, ("card_played", {"seat": seat, "card": _NAMES[card]}, None))]
+        if bit & PENALTY_MASK and not self.broken:
+            self.broken = True
+            events.append(Event("hearts_broken", {"seat": seat, "card": _NAMES[card]}))
+        trick = self.trick
+        trick.append(card)
+        if len(trick) < self.options.players:
+            self.turn = (seat + 1) % self.options.players
+        else:
+            self._finish_trick(events)
+        return events
+
+    def _check_seat(self, seat: object) -> None:
         if type(seat) is not int or not 0 <= seat < self.options.players:
             raise EngineError(
                 "invalid_seat", f"seat must be 0 to {self.options.players - 1}", seat=repr(seat)
             )
-        kind = type(action)
-        if kind is Play:
-            return self._play(seat, action.card)  # type: ignore[attr-defined]
-        if kind is Pass:
-            return self._pass(seat, action.cards)  # type: ignore[attr-defined]
-        if kind is MoonChoice:
-            return self._moon(seat, action.choice)  # type: ignore[attr-defined]
-        raise EngineError("invalid_action", f"not an action: {action!r}")
 
     def _wrong_phase(self, wanted: str) -> EngineError:
         if self.phase == GAME_OVER:
@@ -431,42 +454,6 @@ class State:
         return IllegalAction(
             "wrong_phase", f"cannot {wanted} now: the hand is in the {self.phase} phase", phase=self.phase
         )
-
-    def _play(self, seat: int, card: int) -> tuple[State, list[Event]]:
-        if self.phase != PLAYING:
-            raise self._wrong_phase("play a card")
-        if seat != self.turn:
-            raise IllegalAction("not_your_turn", f"it is seat {self.turn}'s turn to play", turn=self.turn)
-        if type(card) is not int or not 0 <= card < PACK:
-            raise EngineError("invalid_card", f"{card!r} is not a card id", token=repr(card))
-        hand = self.hands[seat]
-        bit = 1 << card
-        if not hand & bit:
-            bit <<= PACK
-            if not hand & bit:
-                raise IllegalAction(
-                    "card_not_in_hand", f"{_NAMES[card]} is not in your hand", card=_NAMES[card]
-                )
-            card += PACK
-        if not self.legal_mask() & bit:
-            raise self._illegal_play_reason(hand, card)
-        new = self._copy()
-        hands = list(self.hands)
-        hands[seat] = hand ^ bit
-        new.hands = tuple(hands)
-        events = [Event("card_played", {"seat": seat, "card": _NAMES[card]})]
-        if not self.broken and bit & PENALTY_MASK:
-            new.broken = True
-            events.append(Event("hearts_broken", {"seat": seat, "card": _NAMES[card]}))
-        trick = (*self.trick, card)
-        n = self.options.players
-        if len(trick) < n:
-            new.trick = trick
-            new.turn = (seat + 1) % n
-            events.append(Event("turn", {"seat": new.turn, "action": "play"}))
-            return new, events
-        new._finish_trick(trick, events)
-        return new, events
 
     def _illegal_play_reason(self, hand: int, card: int) -> EngineError:
         name = _NAMES[card]
@@ -496,65 +483,63 @@ class State:
 
     def _trick_winner(self, trick: tuple[int, ...]) -> int:
         """Index into the trick of the winning card, or -1 when every led-suit card cancelled."""
-        led = (trick[0] % PACK) // 13
-        if self.options.variant != CANCELLATION:
-            best = -1
-            win = 0
-            for i, c in enumerate(trick):
-                if c // 13 == led and c > best:
-                    best, win = c, i
-            return win
+        first = trick[0]
+        low = (first % PACK) // 13 * 13
+        high = low + 13
+        if not self.options.two_packs:
+            best = first
+            for c in trick:
+                if low <= c < high and c > best:
+                    best = c
+            return trick.index(best)
         base = [c % PACK for c in trick]
         best, win = -1, -1
         for i, c in enumerate(base):
-            if c // 13 == led and c > best and base.count(c) == 1:
+            if low <= c < high and c > best and base.count(c) == 1:
                 best, win = c, i
         return win
 
-    def _finish_trick(self, trick: tuple[int, ...], events: list[Event]) -> None:
-        n = self.options.players
+    def _finish_trick(self, events: list[Event]) -> None:
+        trick = tuple(self.trick)
+        self.trick = []
         leader = self.leader
         idx = self._trick_winner(trick)
-        mask = 0
-        for c in trick:
-            mask |= 1 << c
+        mask = sum(map(BIT.__getitem__, trick))
         last = not self.hands[leader]
         if idx < 0 and not last:
             # Cancellation Hearts: nobody takes it now; the leader leads again.
             self.carried |= mask
-            self.tricks = (*self.tricks, (leader, trick, -1))
-            self.trick = ()
+            self.tricks.append((leader, trick, -1))
             self.turn = leader
-            events.append(Event("trick_carried", {"leader": leader, "cards": names_of(trick)}))
-            events.append(Event("turn", {"seat": leader, "action": "play"}))
+            events.append(
+                Event("trick_carried", {"leader": leader, "cards": list(map(_NAMES.__getitem__, trick))})
+            )
             return
-        winner = leader if idx < 0 else (leader + idx) % n
-        won = mask | self.carried
-        taken = list(self.taken)
-        taken[winner] |= won
-        self.taken = tuple(taken)
+        winner = leader if idx < 0 else (leader + idx) % self.options.players
+        self.taken[winner] |= mask | self.carried
         self.carried = 0
-        self.tricks = (*self.tricks, (leader, trick, winner))
-        self.trick = ()
+        self.tricks.append((leader, trick, winner))
         events.append(
-            Event(
-                "trick_won",
-                {
-                    "seat": winner,
-                    "trick": len(self.tricks),
-                    "cards": names_of(trick),
-                    "points": self._points(mask),
-                    "hand_points": self._points(taken[winner]),
-                },
+            _new_tuple(
+                Event,
+                (
+                    "trick_won",
+                    {
+                        "seat": winner,
+                        "trick": len(self.tricks),
+                        "cards": list(map(_NAMES.__getitem__, trick)),
+                        "points": self._points(mask) if mask & _SCORING else 0,
+                    },
+                    None,
+                ),
             )
         )
         if last:
             self._end_of_hand(events)
         else:
             self.leader = self.turn = winner
-            events.append(Event("turn", {"seat": winner, "action": "play"}))
 
-    def _pass(self, seat: int, cards: tuple[int, ...]) -> tuple[State, list[Event]]:
+    def _pass(self, seat: int, cards: tuple[int, ...]) -> list[Event]:
         if self.phase != PASSING:
             raise self._wrong_phase("pass")
         if self.passes[seat]:
@@ -575,50 +560,45 @@ class State:
                     "bad_pass", f"{_NAMES[c]} is not in your hand", reason="not_held", card=_NAMES[c]
                 )
             mask |= 1 << c
-        new = self._copy()
-        passes = list(self.passes)
+        passes = self.passes
         passes[seat] = mask
-        new.passes = tuple(passes)
         n = self.options.players
         target = (seat + pass_offset(self.options, self.hand_no)) % n
         events = [
             Event("pass_submitted", {"seat": seat}),
-            Event("cards_passed", {"seat": seat, "to": target, "cards": names(mask)}, to=seat),
+            Event("cards_passed", {"seat": seat, "to": target, "cards": names(mask)}, seat),
         ]
         if all(passes):
-            new._resolve_passes(events)
-        return new, events
+            self._resolve_passes(events)
+        return events
 
     def _resolve_passes(self, events: list[Event]) -> None:
         n = self.options.players
         off = pass_offset(self.options, self.hand_no)
-        hands = list(self.hands)
-        received = [0] * n
+        hands, passes, received = self.hands, self.passes, self.received
         for s in range(n):
-            hands[s] &= ~self.passes[s]
+            hands[s] &= ~passes[s]
         for s in range(n):
             t = (s + off) % n
-            received[t] = self.passes[s]
-            hands[t] |= self.passes[s]
-        self.hands = tuple(hands)
-        self.received = tuple(received)
+            received[t] = passes[s]
+            hands[t] |= passes[s]
         events.append(Event("passes_complete", {}))
         for t in range(n):
             events.append(
-                Event("cards_received", {"seat": t, "from": (t - off) % n, "cards": names(received[t])}, to=t)
+                Event("cards_received", {"seat": t, "from": (t - off) % n, "cards": names(received[t])}, t)
             )
-        self._begin_play(events)
+        self._legal = None
+        self._begin_play()
 
     # -- scoring --------------------------------------------------------------------------
 
     def moon_shooter(self) -> int:
-        """The seat that took every penalty card this hand, or -1."""
+        """The seat that took every penalty card of this hand, or -1."""
         penalties = self.in_play & PENALTY_MASK
-        if not penalties:
-            return -1
-        for s, m in enumerate(self.taken):
-            if m & penalties == penalties:
-                return s
+        if penalties:
+            for s, m in enumerate(self.taken):
+                if m & penalties == penalties:
+                    return s
         return -1
 
     def _end_of_hand(self, events: list[Event]) -> None:
@@ -627,17 +607,12 @@ class State:
             self.phase = MOON
             self.shooter = self.leader = self.turn = shooter
             events.append(Event("moon_shot", {"seat": shooter, "choices": list(MOON_CHOICES)}))
-            events.append(Event("turn", {"seat": shooter, "action": "moon"}))
             return
         self._score_hand(None, events)
 
     def moon_value(self) -> int:
         """Points a moon is worth: every penalty point of the hand (26, or 52 with two packs)."""
-        return self._points_of_penalties(self.in_play & PENALTY_MASK)
-
-    @staticmethod
-    def _points_of_penalties(mask: int) -> int:
-        return (mask & HEARTS_MASK).bit_count() + 13 * (mask & QS_MASK).bit_count()
+        return _penalty_points(self.in_play & PENALTY_MASK)
 
     def _hand_row(self, choice: str | None) -> list[int]:
         pts = self.hand_points()
@@ -645,7 +620,7 @@ class State:
             return pts
         shooter, value = self.shooter, self.moon_value()
         # Penalty points are replaced by the moon; only the Omnibus bonus stays where it fell.
-        row = [p - self._points_of_penalties(m) for p, m in zip(pts, self.taken, strict=True)]
+        row = [p - _penalty_points(m) for p, m in zip(pts, self.taken, strict=True)]
         for s in range(len(row)):
             if choice == SUBTRACT and s == shooter:
                 row[s] -= value
@@ -663,7 +638,7 @@ class State:
             return ()
         return winners
 
-    def _moon(self, seat: int, choice: str) -> tuple[State, list[Event]]:
+    def _moon(self, seat: int, choice: str) -> list[Event]:
         if self.phase != MOON:
             raise self._wrong_phase("choose a moon score")
         if seat != self.shooter:
@@ -676,10 +651,9 @@ class State:
                 f"moon choice must be 'subtract' or 'add', got {choice!r}",
                 choice=str(choice),
             )
-        new = self._copy()
         events: list[Event] = [Event("moon_chosen", {"seat": seat, "choice": choice})]
-        new._score_hand(choice, events)
-        return new, events
+        self._score_hand(choice, events)
+        return events
 
     def default_moon_choice(self) -> str:
         """The choice made for a shooter who lets the clock run out (RULES.md): `add` when it ends
@@ -692,23 +666,21 @@ class State:
 
     def _score_hand(self, choice: str | None, events: list[Event]) -> None:
         row = self._hand_row(choice)
-        totals = tuple(t + p for t, p in zip(self.totals, row, strict=True))
+        totals = self.totals = [t + p for t, p in zip(self.totals, row, strict=True)]
         moon = None if choice is None else {"seat": self.shooter, "choice": choice}
-        self.totals = totals
-        self.sheet = (
-            *self.sheet,
-            {"hand": self.hand_no, "points": row, "totals": list(totals), "moon": moon},
-        )
-        self.history = (*self.history, self.hand_record(row, moon))
+        self.sheet.append({"hand": self.hand_no, "points": list(row), "totals": list(totals), "moon": moon})
+        record = self.hand_record(row, moon)
+        self.history.append(record)
         events.append(
             Event("hand_scored", {"hand": self.hand_no, "points": row, "totals": list(totals), "moon": moon})
         )
-        events.append(Event("hand_revealed", {"record": self.history[-1]}))
+        events.append(Event("hand_revealed", {"record": record}))
         winners = self._winners_if_over(totals)
         if winners:
             self.phase = GAME_OVER
             self.winners = winners
             self.leader = self.turn = self.shooter = -1
+            self._legal = None
             events.append(
                 Event("game_over", {"winners": list(winners), "totals": list(totals), "seed": self.seed})
             )
@@ -716,7 +688,8 @@ class State:
         self._start_hand(self.hand_no + 1, events)
 
     def hand_record(self, row: list[int], moon: dict[str, Any] | None) -> dict[str, Any]:
-        """The full record of the current hand, as revealed once it is over."""
+        """The full record of the current hand, as revealed once it is over. Card `i` of a
+        trick was played by seat `(leader + i) % players`."""
         n = self.options.players
         off = pass_offset(self.options, self.hand_no)
         seed = hand_seed(self.seed, self.hand_no)
@@ -733,11 +706,11 @@ class State:
             else [],
             "tricks": [
                 {
-                    "leader": leader,
-                    "cards": [{"seat": (leader + i) % n, "card": _NAMES[c]} for i, c in enumerate(cards)],
-                    "winner": None if winner < 0 else winner,
+                    "leader": t[0],
+                    "cards": list(map(_NAMES.__getitem__, t[1])),
+                    "winner": None if t[2] < 0 else t[2],
                 }
-                for leader, cards, winner in self.tricks
+                for t in self.tricks
             ],
             "taken_points": self.hand_points(),
             "moon": moon,
@@ -758,6 +731,10 @@ class State:
         return f"<State hand={self.hand_no} phase={self.phase} turn={self.turn} totals={self.totals}>"
 
 
+def _penalty_points(mask: int) -> int:
+    return (mask & HEARTS_MASK).bit_count() + 13 * (mask & QS_MASK).bit_count()
+
+
 def new_game(options: Options | None = None, seed: str | None = None) -> State:
     """A new game with its first hand dealt."""
     return State.new_game(options, seed)
@@ -772,5 +749,5 @@ def replay(options: Options, seed: str, moves: Sequence[tuple[int, Action]]) -> 
     """Rebuild a game from its seed and its move log."""
     state = State.new_game(options, seed)
     for seat, action in moves:
-        state, _ = state.apply(seat, action)
+        state.push(seat, action)
     return state

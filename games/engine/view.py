@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .cards import PACK, names
@@ -64,7 +64,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     return out
 
 
-def _trick_cards(leader: int, cards: tuple[int, ...], n: int) -> list[dict[str, Any]]:
+def _trick_cards(leader: int, cards: Sequence[int], n: int) -> list[dict[str, Any]]:
     return [{"seat": (leader + i) % n, "card": names(1 << c)[0]} for i, c in enumerate(cards)]
 
 

@@ -1,0 +1,1 @@
+"""Tests of the Hearts rules engine (games.engine): rules, errors and properties."""
