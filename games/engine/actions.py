@@ -59,7 +59,18 @@ class Pass(Action):
     type = "pass"
 
     def __init__(self, cards: tuple[int, ...]) -> None:
-        self.cards = tuple(cards)
+        cards = tuple(cards)
+        for c in cards:
+            if type(c) is not int or not 0 <= c < 52:
+                raise EngineError("invalid_card", f"{c!r} is not a card id (0 to 51)", token=repr(c))
+        self.cards = cards
+
+    @classmethod
+    def trusted(cls, cards: tuple[int, ...]) -> Pass:
+        """A pass of card ids the engine itself produced (skips re-checking them)."""
+        p = cls.__new__(cls)
+        p.cards = cards
+        return p
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "pass", "cards": names_of(self.cards)}
@@ -85,10 +96,10 @@ class MoonChoice(Action):
 
 
 PLAYS: tuple[Play, ...] = tuple(Play(c) for c in range(52))
-_SUIT_PLAYS = tuple(suit_table(PLAYS[13 * s : 13 * s + 13]) for s in range(4))
+SUIT_PLAYS = tuple(suit_table(PLAYS[13 * s : 13 * s + 13]) for s in range(4))
 
 
-_CLUBS, _DIAMONDS, _SPADES, _HEARTS = _SUIT_PLAYS
+_CLUBS, _DIAMONDS, _SPADES, _HEARTS = SUIT_PLAYS
 
 
 def plays_of(mask: int) -> tuple[Play, ...]:

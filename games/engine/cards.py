@@ -124,12 +124,9 @@ def names(mask: int) -> list[str]:
 
 def card_ids(mask: int) -> list[int]:
     """First-pack ids of a mask, lowest first (a twin card appears twice)."""
-    ids: list[int] = []
-    while mask:
-        low = mask & ONE_PACK
-        ids += [*_IC[low & _SUIT13], *_ID[low >> 13 & _SUIT13], *_IS[low >> 26 & _SUIT13], *_IH[low >> 39]]
-        mask >>= PACK
-    return sorted(ids) if len(ids) > 1 and ids != sorted(ids) else ids
+    if mask <= ONE_PACK:
+        return [*_IC[mask & _SUIT13], *_ID[mask >> 13 & _SUIT13], *_IS[mask >> 26 & _SUIT13], *_IH[mask >> 39]]  # noqa: E501
+    return sorted(card_ids(mask & ONE_PACK) + card_ids(mask >> PACK))
 
 
 def names_of(cards: Iterable[int]) -> list[str]:

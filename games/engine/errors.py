@@ -15,7 +15,6 @@ CODES: frozenset[str] = frozenset(
         "must_follow_suit",
         "no_points_on_first_trick",
         "hearts_not_broken",
-        "must_lead_queen_of_spades",
         "bad_pass",
         "moon_choice_invalid",
         "invalid_card",

@@ -7,6 +7,7 @@ from typing import Any
 
 from .errors import EngineError
 from .options import Options
+from .record import HandRecord
 from .state import State
 
 FORMAT = 1
@@ -30,7 +31,7 @@ def state_to_dict(state: State) -> dict[str, Any]:
     out["totals"] = list(state.totals)
     out["winners"] = list(state.winners)
     out["sheet"] = [dict(row) for row in state.sheet]
-    out["history"] = list(state.history)
+    out["history"] = [r.to_json() for r in state.history]
     return out
 
 
@@ -53,7 +54,7 @@ def state_from_dict(data: dict[str, Any]) -> State:
         st.totals = [int(t) for t in data["totals"]]
         st.winners = tuple(data["winners"])
         st.sheet = [dict(row) for row in data["sheet"]]
-        st.history = list(data["history"])
+        st.history = [HandRecord.from_json(r) for r in data["history"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise EngineError("invalid_state", f"serialised state is damaged: {exc}") from exc
     st._legal = None

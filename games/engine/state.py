@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from itertools import combinations
 from typing import Any, ClassVar, NamedTuple
 
-from .actions import ADD, MOON_CHOICES, SUBTRACT, Action, MoonChoice, Pass, Play, plays_of
+from .actions import ADD, MOON_CHOICES, SUBTRACT, SUIT_PLAYS, Action, MoonChoice, Pass, Play
 from .cards import (
     BIT,
     HEARTS_MASK,
@@ -21,22 +21,23 @@ from .cards import (
     names,
     parse_cards,
 )
-from .deal import cards_in_play, deal, hand_seed, new_seed, seed_commitment
+from .deal import cards_in_play, deal, hand_seed, new_seed, pass_direction, pass_offset, seed_commitment
 from .errors import EngineError, IllegalAction
 from .options import SHARED, Options
+from .record import HandRecord, Lazy
 
 PASSING, PLAYING, MOON, GAME_OVER = "passing", "playing", "moon_choice", "game_over"
 PASS_COUNT = 3
 _NAMES = tuple(card_name(c) for c in range(2 * PACK))
+_PC, _PD, _PS, _PH = SUIT_PLAYS
 _SCORING = PENALTY_MASK | SUIT_MASK[1]  # penalty cards and every diamond (the Omnibus bonus)
-_DIRECTION_NAMES = {0: "hold", 1: "left", 2: "across"}
 
 
 class Event(NamedTuple):
     """Something an action caused; `to` is the one seat allowed to see it, or None for everyone."""
 
     type: str
-    data: dict[str, Any]
+    data: Mapping[str, Any]
     to: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,23 +46,6 @@ class Event(NamedTuple):
 
 # Builds an Event without a Python-level call: the play path creates one per card.
 _new_tuple = tuple.__new__
-
-
-def pass_offset(options: Options, hand_number: int) -> int:
-    """Seats between passer and receiver for a hand: 0 = hold (no passing)."""
-    if options.two_packs:
-        return 0
-    if options.players == 4:
-        return (0, 1, 3, 2)[hand_number % 4]
-    return 1 if hand_number % 2 else options.players - 1
-
-
-def pass_direction(options: Options, hand_number: int) -> str:
-    """`left`, `right`, `across` or `hold` (no passing this hand)."""
-    off = pass_offset(options, hand_number)
-    if off and off == options.players - 1:
-        return "right"
-    return _DIRECTION_NAMES[off]
 
 
 @cache
@@ -84,7 +68,7 @@ class PassChoices(Sequence[Pass]):
     def __getitem__(self, index: int) -> Pass:  # type: ignore[override]
         i, j, k = _triples(len(self._cards))[index]
         cards = self._cards
-        return Pass((cards[i], cards[j], cards[k]))
+        return Pass.trusted((cards[i], cards[j], cards[k]))
 
     def __iter__(self) -> Iterator[Pass]:
         return (Pass(c) for c in combinations(self._cards, PASS_COUNT))
@@ -154,7 +138,7 @@ class State:
     shooter: int
     totals: list[int]
     sheet: list[dict[str, Any]]
-    history: list[dict[str, Any]]  # full records of finished hands
+    history: list[HandRecord]  # full records of finished hands
     winners: tuple[int, ...]
     _legal: int | None  # cache of the legal-play mask of the seat on turn
 
@@ -227,8 +211,7 @@ class State:
     ) -> None:
         opts = self.options
         n = opts.players
-        seed = hand_seed(self.seed, hand_no)
-        hands, widow = dealt if dealt is not None else deal(opts, seed)
+        hands, widow = dealt if dealt is not None else deal(opts, hand_seed(self.seed, hand_no))
         self.hand_no = hand_no
         self.dealer = (hand_no - 1) % n
         self.hands = list(hands)
@@ -244,19 +227,9 @@ class State:
         self.broken = False
         self.shooter = -1
         self._legal = None
-        events.append(
-            Event(
-                "hand_started",
-                {
-                    "hand": hand_no,
-                    "dealer": self.dealer,
-                    "pass_direction": pass_direction(opts, hand_no),
-                    "deal_commitment": seed_commitment(seed),
-                },
-            )
-        )
+        events.append(Event("hand_started", Lazy(_hand_started, self.seed, hand_no, self.dealer, opts)))
         for s in range(n):
-            events.append(Event("cards_dealt", {"hand": hand_no, "seat": s, "cards": names(hands[s])}, s))
+            events.append(Event("cards_dealt", Lazy(_cards_data, hand_no, s, hands[s]), s))
         if pass_offset(opts, hand_no):
             self.phase = PASSING
             self.leader = self.turn = -1
@@ -368,7 +341,9 @@ class State:
             m = self._legal
             if m is None:
                 m = self._legal = self._compute_legal()
-            return plays_of((m & ONE_PACK) | (m >> PACK))
+            if m > ONE_PACK:
+                m = (m & ONE_PACK) | (m >> PACK)
+            return _PC[m & 0x1FFF] + _PD[m >> 13 & 0x1FFF] + _PS[m >> 26 & 0x1FFF] + _PH[m >> 39]
         if phase == PASSING:
             if type(seat) is not int or not 0 <= seat < self.options.players or self.passes[seat]:
                 return ()
@@ -379,9 +354,9 @@ class State:
 
     def hand_points(self) -> list[int]:
         """Points each seat has taken so far in this hand (penalty cards and the Omnibus bonus)."""
-        return [self._points(m) for m in self.taken]
+        return [self.points_of(m) for m in self.taken]
 
-    def _points(self, mask: int) -> int:
+    def points_of(self, mask: int) -> int:
         pts = (mask & HEARTS_MASK).bit_count() + 13 * (mask & QS_MASK).bit_count()
         if mask & self.options.bonus_mask:
             pts -= 10
@@ -436,8 +411,9 @@ class State:
             events.append(Event("hearts_broken", {"seat": seat, "card": _NAMES[card]}))
         trick = self.trick
         trick.append(card)
-        if len(trick) < self.options.players:
-            self.turn = (seat + 1) % self.options.players
+        n = self.options.players
+        if len(trick) < n:
+            self.turn = (seat + 1) % n
         else:
             self._finish_trick(events)
         return events
@@ -481,59 +457,47 @@ class State:
             card=name,
         )
 
-    def _trick_winner(self, trick: tuple[int, ...]) -> int:
-        """Index into the trick of the winning card, or -1 when every led-suit card cancelled."""
-        first = trick[0]
-        low = (first % PACK) // 13 * 13
-        high = low + 13
-        if not self.options.two_packs:
-            best = first
-            for c in trick:
-                if low <= c < high and c > best:
-                    best = c
-            return trick.index(best)
+    def _cancellation_winner(self, trick: list[int]) -> int:
+        """Index of the highest uncancelled card of the led suit, or -1 when all cancelled."""
         base = [c % PACK for c in trick]
+        low = base[0] // 13 * 13
         best, win = -1, -1
         for i, c in enumerate(base):
-            if low <= c < high and c > best and base.count(c) == 1:
+            if low <= c < low + 13 and c > best and base.count(c) == 1:
                 best, win = c, i
         return win
 
     def _finish_trick(self, events: list[Event]) -> None:
-        trick = tuple(self.trick)
+        trick = self.trick
         self.trick = []
         leader = self.leader
-        idx = self._trick_winner(trick)
         mask = sum(map(BIT.__getitem__, trick))
+        if self.options.two_packs:
+            idx = self._cancellation_winner(trick)
+        else:
+            # One pack: the highest card of the led suit is the highest set bit of that suit.
+            idx = trick.index((mask & SUIT_MASK[trick[0] // 13]).bit_length() - 1)
         last = not self.hands[leader]
+        cards = tuple(trick)
         if idx < 0 and not last:
             # Cancellation Hearts: nobody takes it now; the leader leads again.
             self.carried |= mask
-            self.tricks.append((leader, trick, -1))
+            self.tricks.append((leader, cards, -1))
             self.turn = leader
-            events.append(
-                Event("trick_carried", {"leader": leader, "cards": list(map(_NAMES.__getitem__, trick))})
-            )
+            events.append(Event("trick_carried", {"leader": leader, "cards": [_NAMES[c] for c in cards]}))
             return
         winner = leader if idx < 0 else (leader + idx) % self.options.players
         self.taken[winner] |= mask | self.carried
         self.carried = 0
-        self.tricks.append((leader, trick, winner))
-        events.append(
-            _new_tuple(
-                Event,
-                (
-                    "trick_won",
-                    {
-                        "seat": winner,
-                        "trick": len(self.tricks),
-                        "cards": list(map(_NAMES.__getitem__, trick)),
-                        "points": self._points(mask) if mask & _SCORING else 0,
-                    },
-                    None,
-                ),
-            )
-        )
+        tricks = self.tricks
+        tricks.append((leader, cards, winner))
+        data = {
+            "seat": winner,
+            "trick": len(tricks),
+            "cards": [_NAMES[c] for c in cards],
+            "points": self.points_of(mask) if mask & _SCORING else 0,
+        }
+        events.append(_new_tuple(Event, ("trick_won", data, None)))
         if last:
             self._end_of_hand(events)
         else:
@@ -542,31 +506,25 @@ class State:
     def _pass(self, seat: int, cards: tuple[int, ...]) -> list[Event]:
         if self.phase != PASSING:
             raise self._wrong_phase("pass")
-        if self.passes[seat]:
+        passes = self.passes
+        if passes[seat]:
             raise IllegalAction("bad_pass", "you have already passed this hand", reason="already_passed")
         if len(cards) != PASS_COUNT:
             raise IllegalAction(
                 "bad_pass", f"pass exactly {PASS_COUNT} cards, not {len(cards)}", reason="count"
             )
-        if any(type(c) is not int or not 0 <= c < PACK for c in cards):
-            raise EngineError("invalid_card", "a passed card is not a card id", token=repr(cards))
-        if len(set(cards)) != PASS_COUNT:
+        mask = sum(map(BIT.__getitem__, set(cards)))
+        if mask.bit_count() != PASS_COUNT:
             raise IllegalAction("bad_pass", "a pass cannot name a card twice", reason="duplicate")
-        hand = self.hands[seat]
-        mask = 0
-        for c in cards:
-            if not hand >> c & 1:
-                raise IllegalAction(
-                    "bad_pass", f"{_NAMES[c]} is not in your hand", reason="not_held", card=_NAMES[c]
-                )
-            mask |= 1 << c
-        passes = self.passes
+        missing = mask & ~self.hands[seat]
+        if missing:
+            name = _NAMES[(missing & -missing).bit_length() - 1]
+            raise IllegalAction("bad_pass", f"{name} is not in your hand", reason="not_held", card=name)
         passes[seat] = mask
-        n = self.options.players
-        target = (seat + pass_offset(self.options, self.hand_no)) % n
+        target = (seat + pass_offset(self.options, self.hand_no)) % self.options.players
         events = [
             Event("pass_submitted", {"seat": seat}),
-            Event("cards_passed", {"seat": seat, "to": target, "cards": names(mask)}, seat),
+            Event("cards_passed", Lazy(_passed_data, seat, target, mask), seat),
         ]
         if all(passes):
             self._resolve_passes(events)
@@ -584,9 +542,7 @@ class State:
             hands[t] |= passes[s]
         events.append(Event("passes_complete", {}))
         for t in range(n):
-            events.append(
-                Event("cards_received", {"seat": t, "from": (t - off) % n, "cards": names(received[t])}, t)
-            )
+            events.append(Event("cards_received", Lazy(_received_data, t, (t - off) % n, received[t]), t))
         self._legal = None
         self._begin_play()
 
@@ -687,36 +643,26 @@ class State:
             return
         self._start_hand(self.hand_no + 1, events)
 
-    def hand_record(self, row: list[int], moon: dict[str, Any] | None) -> dict[str, Any]:
-        """The full record of the current hand, as revealed once it is over. Card `i` of a
-        trick was played by seat `(leader + i) % players`."""
-        n = self.options.players
+    def hand_record(self, row: list[int], moon: dict[str, Any] | None) -> HandRecord:
+        """The full record of the current hand, as revealed once it is over."""
         off = pass_offset(self.options, self.hand_no)
-        seed = hand_seed(self.seed, self.hand_no)
-        return {
-            "hand": self.hand_no,
-            "seed": seed,
-            "deal_commitment": seed_commitment(seed),
-            "dealer": self.dealer,
-            "pass_direction": pass_direction(self.options, self.hand_no),
-            "dealt": [names(m) for m in self.dealt],
-            "widow": names(self.widow),
-            "passes": [{"to": (s + off) % n, "cards": names(self.passes[s])} for s in range(n)]
-            if off
-            else [],
-            "tricks": [
-                {
-                    "leader": t[0],
-                    "cards": list(map(_NAMES.__getitem__, t[1])),
-                    "winner": None if t[2] < 0 else t[2],
-                }
-                for t in self.tricks
-            ],
-            "taken_points": self.hand_points(),
-            "moon": moon,
-            "points": list(row),
-            "totals": list(self.totals),
-        }
+        return HandRecord(
+            (
+                self.seed,
+                self.hand_no,
+                self.dealer,
+                pass_direction(self.options, self.hand_no),
+                off,
+                self.dealt,
+                self.widow,
+                tuple(self.passes) if off else (),
+                tuple(self.tricks),
+                self.hand_points(),
+                moon,
+                list(row),
+                list(self.totals),
+            )
+        )
 
     # -- comparison ---------------------------------------------------------------------
 
@@ -729,6 +675,27 @@ class State:
 
     def __repr__(self) -> str:
         return f"<State hand={self.hand_no} phase={self.phase} turn={self.turn} totals={self.totals}>"
+
+
+def _hand_started(game_seed: str, hand: int, dealer: int, options: Options) -> dict[str, Any]:
+    return {
+        "hand": hand,
+        "dealer": dealer,
+        "pass_direction": pass_direction(options, hand),
+        "deal_commitment": seed_commitment(hand_seed(game_seed, hand)),
+    }
+
+
+def _cards_data(hand: int, seat: int, mask: int) -> dict[str, Any]:
+    return {"hand": hand, "seat": seat, "cards": names(mask)}
+
+
+def _passed_data(seat: int, target: int, mask: int) -> dict[str, Any]:
+    return {"seat": seat, "to": target, "cards": names(mask)}
+
+
+def _received_data(seat: int, source: int, mask: int) -> dict[str, Any]:
+    return {"seat": seat, "from": source, "cards": names(mask)}
 
 
 def _penalty_points(mask: int) -> int:

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .cards import PACK, names
-from .deal import hand_seed, seed_commitment
+from .deal import hand_seed, pass_direction, pass_offset, seed_commitment
 from .options import CANCELLATION
-from .state import GAME_OVER, MOON, PASSING, Event, State, pass_direction, pass_offset
+from .state import GAME_OVER, MOON, PASSING, Event, State
 
 
 def visible_events(events: Iterable[Event], seat: int | None) -> list[dict[str, Any]]:
@@ -40,10 +40,11 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "trick": _trick_cards(state.leader, state.trick, n) if state.trick else [],
         "leader": state.leader if state.leader >= 0 else None,
         "tricks": [_trick_view(state, leader, cards, winner) for leader, cards, winner in state.tricks],
-        "points_taken": state.hand_points(),
+        # The widow is face down until the hand is over: its points count only at scoring.
+        "points_taken": [state.points_of(m & ~state.widow) for m in state.taken],
         "scores": list(state.totals),
         "scoresheet": [dict(row) for row in state.sheet],
-        "previous_hands": list(state.history),
+        "previous_hands": [dict(r) for r in state.history],
         "winners": list(state.winners) if state.phase == GAME_OVER else None,
     }
     if state.phase == PASSING:
@@ -76,7 +77,7 @@ def _trick_view(state: State, leader: int, cards: tuple[int, ...], winner: int) 
         "leader": leader,
         "cards": _trick_cards(leader, cards, state.options.players),
         "winner": None if winner < 0 else winner,
-        "points": state._points(mask),
+        "points": state.points_of(mask),
     }
 
 

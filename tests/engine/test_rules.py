@@ -1263,7 +1263,11 @@ def test_error_invalid_card() -> None:
     assert info.value.details["token"] == "ZZ"
     assert "ZZ" in info.value.message
     passing = _passing_state()
-    rejected(passing, 0, Pass((0, 1, 60)), "invalid_card")
+    before = json.dumps(state_to_dict(passing), sort_keys=True)
+    with pytest.raises(EngineError) as info:  # refused when the pass is built
+        passing.apply(0, Pass((0, 1, 60)))
+    assert info.value.code == "invalid_card"
+    assert json.dumps(state_to_dict(passing), sort_keys=True) == before
 
 
 def test_error_invalid_option_unknown_name() -> None:
