@@ -1,20 +1,26 @@
-.POSIX:
+# Two entry points for people (`make run`, `make test`) plus the benchmark build; see README.md.
 
 PYTHON = python3
 VENV = .venv
+BENCH_VENV = .venv-bench
+ENGINE_SRC = $(wildcard games/engine/*.py)
 
-.PHONY: run test bench
+.PHONY: run test test-compiled bench
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: pyproject.toml $(VENV)/bin/python
+$(VENV)/.installed: pyproject.toml setup.py $(VENV)/bin/python
 	$(VENV)/bin/pip install -e '.[test]'
 	touch $@
 
-$(VENV)/.installed-bench: pyproject.toml $(VENV)/bin/python
-	$(VENV)/bin/pip install -e '.[test,bench]'
-	touch $@ $(VENV)/.installed
+# A second, non-editable install whose engine is compiled with mypyc (HEARTS_COMPILE=1).
+$(BENCH_VENV)/bin/python:
+	$(PYTHON) -m venv $(BENCH_VENV)
+
+$(BENCH_VENV)/.installed: pyproject.toml setup.py $(ENGINE_SRC) $(BENCH_VENV)/bin/python
+	HEARTS_COMPILE=1 $(BENCH_VENV)/bin/pip install '.[test,bench]'
+	touch $@
 
 run: $(VENV)/.installed
 	$(VENV)/bin/python manage.py migrate
@@ -22,7 +28,14 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy --strict games/engine
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(MAKE) test-compiled
 
-bench: $(VENV)/.installed-bench
-	for f in bench/*.py; do [ -e "$$f" ] || continue; echo "== $$f"; $(VENV)/bin/python "$$f" || exit 1; done
+# The engine tests again, against the compiled engine: both builds must behave the same.
+# The pytest script (not `python -m`) keeps the source tree off sys.path.
+test-compiled: $(BENCH_VENV)/.installed
+	HEARTS_EXPECT_COMPILED=1 $(BENCH_VENV)/bin/pytest --import-mode=importlib -p no:django -p no:cacheprovider tests/engine
+
+bench: $(BENCH_VENV)/.installed
+	cd bench && for f in *.py; do echo "== bench/$$f"; ../$(BENCH_VENV)/bin/python "$$f" || exit 1; done

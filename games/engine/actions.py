@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .cards import card_name, names_of, parse_card, parse_cards, suit_table
@@ -37,10 +37,10 @@ class Play(Action):
     __slots__ = ("card",)
     type = "play"
 
-    def __init__(self, card: int) -> None:
+    def __init__(self, card: object) -> None:
         if type(card) is not int or not 0 <= card < 52:
             raise EngineError("invalid_card", f"{card!r} is not a card id (0 to 51)", token=repr(card))
-        self.card = card
+        self.card: int = card
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "play", "card": card_name(self.card)}
@@ -58,19 +58,13 @@ class Pass(Action):
     __slots__ = ("cards",)
     type = "pass"
 
-    def __init__(self, cards: tuple[int, ...]) -> None:
-        cards = tuple(cards)
+    def __init__(self, cards: Iterable[object]) -> None:
+        ids: list[int] = []
         for c in cards:
             if type(c) is not int or not 0 <= c < 52:
                 raise EngineError("invalid_card", f"{c!r} is not a card id (0 to 51)", token=repr(c))
-        self.cards = cards
-
-    @classmethod
-    def trusted(cls, cards: tuple[int, ...]) -> Pass:
-        """A pass of card ids the engine itself produced (skips re-checking them)."""
-        p = cls.__new__(cls)
-        p.cards = cards
-        return p
+            ids.append(c)
+        self.cards: tuple[int, ...] = tuple(ids)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "pass", "cards": names_of(self.cards)}
@@ -88,8 +82,14 @@ class MoonChoice(Action):
     __slots__ = ("choice",)
     type = "moon"
 
-    def __init__(self, choice: str) -> None:
-        self.choice = choice
+    def __init__(self, choice: object) -> None:
+        if choice not in MOON_CHOICES:
+            raise EngineError(
+                "moon_choice_invalid",
+                f"moon choice must be 'subtract' or 'add', got {choice!r}",
+                choice=str(choice),
+            )
+        self.choice: str = str(choice)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "moon", "choice": self.choice}

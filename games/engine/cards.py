@@ -125,7 +125,12 @@ def names(mask: int) -> list[str]:
 def card_ids(mask: int) -> list[int]:
     """First-pack ids of a mask, lowest first (a twin card appears twice)."""
     if mask <= ONE_PACK:
-        return [*_IC[mask & _SUIT13], *_ID[mask >> 13 & _SUIT13], *_IS[mask >> 26 & _SUIT13], *_IH[mask >> 39]]  # noqa: E501
+        return [
+            *_IC[mask & _SUIT13],
+            *_ID[mask >> 13 & _SUIT13],
+            *_IS[mask >> 26 & _SUIT13],
+            *_IH[mask >> 39],
+        ]
     return sorted(card_ids(mask & ONE_PACK) + card_ids(mask >> PACK))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from itertools import combinations
+from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
 from .actions import ADD, MOON_CHOICES, SUBTRACT, SUIT_PLAYS, Action, MoonChoice, Pass, Play
@@ -44,8 +45,25 @@ class Event(NamedTuple):
         return {"type": self.type, **self.data}
 
 
-# Builds an Event without a Python-level call: the play path creates one per card.
 _new_tuple = tuple.__new__
+
+
+def _ev(type: str, data: Mapping[str, Any], to: int | None = None) -> Event:
+    """Build an Event without the namedtuple constructor's extra call layer (events are built
+    on every action of every simulation)."""
+    return _new_tuple(Event, (type, data, to))
+
+
+# Every (seat, card) pair has one card_played and one hearts_broken event, built once and
+# shared: their data is read-only, so sharing is safe and playing a card allocates nothing.
+_PLAYED = tuple(
+    tuple(_ev("card_played", MappingProxyType({"seat": s, "card": card_name(c)})) for c in range(PACK))
+    for s in range(10)
+)
+_BROKEN = tuple(
+    tuple(_ev("hearts_broken", MappingProxyType({"seat": s, "card": card_name(c)})) for c in range(PACK))
+    for s in range(10)
+)
 
 
 @cache
@@ -68,7 +86,7 @@ class PassChoices(Sequence[Pass]):
     def __getitem__(self, index: int) -> Pass:  # type: ignore[override]
         i, j, k = _triples(len(self._cards))[index]
         cards = self._cards
-        return Pass.trusted((cards[i], cards[j], cards[k]))
+        return Pass((cards[i], cards[j], cards[k]))
 
     def __iter__(self) -> Iterator[Pass]:
         return (Pass(c) for c in combinations(self._cards, PASS_COUNT))
@@ -227,9 +245,9 @@ class State:
         self.broken = False
         self.shooter = -1
         self._legal = None
-        events.append(Event("hand_started", Lazy(_hand_started, self.seed, hand_no, self.dealer, opts)))
+        events.append(_ev("hand_started", Lazy(_hand_started, self.seed, hand_no, self.dealer, opts)))
         for s in range(n):
-            events.append(Event("cards_dealt", Lazy(_cards_data, hand_no, s, hands[s]), s))
+            events.append(_ev("cards_dealt", Lazy(_cards_data, hand_no, s, hands[s]), s))
         if pass_offset(opts, hand_no):
             self.phase = PASSING
             self.leader = self.turn = -1
@@ -332,7 +350,7 @@ class State:
             return (hand & ~PENALTY_MASK) or hand
         return hand
 
-    def legal_actions(self, seat: int) -> Sequence[Action]:
+    def legal_actions(self, seat: object) -> Sequence[Action]:
         """Every action `seat` may take now; empty when the game is not waiting for it."""
         phase = self.phase
         if phase == PLAYING:
@@ -364,33 +382,34 @@ class State:
 
     # -- applying actions ---------------------------------------------------------------
 
-    def apply(self, seat: int, action: Action) -> tuple[State, list[Event]]:
+    def apply(self, seat: object, action: object) -> tuple[State, list[Event]]:
         """Apply `seat`'s action to a copy: the new state and the events it caused."""
         new = self.copy()
         return new, new.push(seat, action)
 
-    def push(self, seat: int, action: Action) -> list[Event]:
+    def push(self, seat: object, action: object) -> list[Event]:
         """Apply `seat`'s action to this state in place; returns the events it caused.
 
         Raises EngineError (with a stable code) before changing anything when the action is
         not legal here.
         """
         if action.__class__ is not Play:
-            self._check_seat(seat)
+            who = self._check_seat(seat)
             if isinstance(action, Pass):
-                return self._pass(seat, action.cards)
+                return self._pass(who, action.cards)
             if isinstance(action, MoonChoice):
-                return self._moon(seat, action.choice)
+                return self._moon(who, action.choice)
             raise EngineError("invalid_action", f"not an action: {action!r}")
         # Playing a card is the hot path of every simulation, so it is written out here.
-        if self.phase != PLAYING or seat != self.turn or seat.__class__ is not int:
+        if seat.__class__ is not int or self.phase != PLAYING or seat != self.turn:
             self._check_seat(seat)
             if self.phase != PLAYING:
                 raise self._wrong_phase("play a card")
             raise IllegalAction("not_your_turn", f"it is seat {self.turn}'s turn to play", turn=self.turn)
         card: int = action.card
+        turn = self.turn  # the seat passed in, now known to be an int
         hands = self.hands
-        hand = hands[seat]
+        hand = hands[turn]
         bit = 1 << card
         if not hand & bit:
             bit <<= PACK
@@ -404,25 +423,26 @@ class State:
         if not legal & bit:
             raise self._illegal_play_reason(hand, card)
         self._legal = None
-        hands[seat] = hand ^ bit
-        events = [_new_tuple(Event, ("card_played", {"seat": seat, "card": _NAMES[card]}, None))]
+        hands[turn] = hand ^ bit
+        events = [_PLAYED[turn][card % PACK]]
         if bit & PENALTY_MASK and not self.broken:
             self.broken = True
-            events.append(Event("hearts_broken", {"seat": seat, "card": _NAMES[card]}))
+            events.append(_BROKEN[turn][card % PACK])
         trick = self.trick
         trick.append(card)
         n = self.options.players
         if len(trick) < n:
-            self.turn = (seat + 1) % n
+            self.turn = (turn + 1) % n
         else:
             self._finish_trick(events)
         return events
 
-    def _check_seat(self, seat: object) -> None:
+    def _check_seat(self, seat: object) -> int:
         if type(seat) is not int or not 0 <= seat < self.options.players:
             raise EngineError(
                 "invalid_seat", f"seat must be 0 to {self.options.players - 1}", seat=repr(seat)
             )
+        return seat
 
     def _wrong_phase(self, wanted: str) -> EngineError:
         if self.phase == GAME_OVER:
@@ -484,7 +504,7 @@ class State:
             self.carried |= mask
             self.tricks.append((leader, cards, -1))
             self.turn = leader
-            events.append(Event("trick_carried", {"leader": leader, "cards": [_NAMES[c] for c in cards]}))
+            events.append(_ev("trick_carried", {"leader": leader, "cards": [_NAMES[c] for c in cards]}))
             return
         winner = leader if idx < 0 else (leader + idx) % self.options.players
         self.taken[winner] |= mask | self.carried
@@ -523,8 +543,8 @@ class State:
         passes[seat] = mask
         target = (seat + pass_offset(self.options, self.hand_no)) % self.options.players
         events = [
-            Event("pass_submitted", {"seat": seat}),
-            Event("cards_passed", Lazy(_passed_data, seat, target, mask), seat),
+            _ev("pass_submitted", {"seat": seat}),
+            _ev("cards_passed", Lazy(_passed_data, seat, target, mask), seat),
         ]
         if all(passes):
             self._resolve_passes(events)
@@ -540,9 +560,9 @@ class State:
             t = (s + off) % n
             received[t] = passes[s]
             hands[t] |= passes[s]
-        events.append(Event("passes_complete", {}))
+        events.append(_ev("passes_complete", {}))
         for t in range(n):
-            events.append(Event("cards_received", Lazy(_received_data, t, (t - off) % n, received[t]), t))
+            events.append(_ev("cards_received", Lazy(_received_data, t, (t - off) % n, received[t]), t))
         self._legal = None
         self._begin_play()
 
@@ -562,7 +582,7 @@ class State:
         if shooter >= 0:
             self.phase = MOON
             self.shooter = self.leader = self.turn = shooter
-            events.append(Event("moon_shot", {"seat": shooter, "choices": list(MOON_CHOICES)}))
+            events.append(_ev("moon_shot", {"seat": shooter, "choices": list(MOON_CHOICES)}))
             return
         self._score_hand(None, events)
 
@@ -607,7 +627,7 @@ class State:
                 f"moon choice must be 'subtract' or 'add', got {choice!r}",
                 choice=str(choice),
             )
-        events: list[Event] = [Event("moon_chosen", {"seat": seat, "choice": choice})]
+        events: list[Event] = [_ev("moon_chosen", {"seat": seat, "choice": choice})]
         self._score_hand(choice, events)
         return events
 
@@ -628,9 +648,9 @@ class State:
         record = self.hand_record(row, moon)
         self.history.append(record)
         events.append(
-            Event("hand_scored", {"hand": self.hand_no, "points": row, "totals": list(totals), "moon": moon})
+            _ev("hand_scored", {"hand": self.hand_no, "points": row, "totals": list(totals), "moon": moon})
         )
-        events.append(Event("hand_revealed", {"record": record}))
+        events.append(_ev("hand_revealed", Lazy(_revealed, record)))
         winners = self._winners_if_over(totals)
         if winners:
             self.phase = GAME_OVER
@@ -638,7 +658,7 @@ class State:
             self.leader = self.turn = self.shooter = -1
             self._legal = None
             events.append(
-                Event("game_over", {"winners": list(winners), "totals": list(totals), "seed": self.seed})
+                _ev("game_over", {"winners": list(winners), "totals": list(totals), "seed": self.seed})
             )
             return
         self._start_hand(self.hand_no + 1, events)
@@ -684,6 +704,10 @@ def _hand_started(game_seed: str, hand: int, dealer: int, options: Options) -> d
         "pass_direction": pass_direction(options, hand),
         "deal_commitment": seed_commitment(hand_seed(game_seed, hand)),
     }
+
+
+def _revealed(record: HandRecord) -> dict[str, Any]:
+    return {"record": dict(record)}
 
 
 def _cards_data(hand: int, seat: int, mask: int) -> dict[str, Any]:

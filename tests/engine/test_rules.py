@@ -1240,8 +1240,12 @@ def test_error_bad_pass_already_passed() -> None:
 
 def test_error_moon_choice_invalid() -> None:
     state = moon_state()
-    exc = rejected(state, 0, MoonChoice("double"), "moon_choice_invalid")
-    assert exc.details["choice"] == "double"
+    before = json.dumps(state_to_dict(state), sort_keys=True)
+    with pytest.raises(EngineError) as info:  # refused when the choice is built
+        state.apply(0, MoonChoice("double"))
+    assert info.value.code == "moon_choice_invalid"
+    assert info.value.details["choice"] == "double"
+    assert json.dumps(state_to_dict(state), sort_keys=True) == before
     with pytest.raises(EngineError) as info:
         action_from_dict({"type": "moon", "choice": "both"})
     assert info.value.code == "moon_choice_invalid"
