@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import secrets
 import struct
 from collections.abc import Sequence
@@ -43,44 +42,43 @@ def seed_commitment(seed: str) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()
 
 
-@functools.cache
-def _stream_bytes(n: int) -> int:
-    """Random bytes needed to shuffle n cards: log2(n!) bits plus a 256-bit margin."""
-    return (math.ceil(math.lgamma(n + 1) / math.log(2)) + 256 + 7) // 8
+_WORD = 1 << 32
+# Lemire's rejection threshold for each bound: a 32-bit word w gives index (w * bound) >> 32,
+# and rejecting words whose low half falls below this makes every index exactly equally likely.
+_REJECT_BELOW = tuple((_WORD - b) % b if b else 0 for b in range(2 * 52 + 1))
 
 
 def shuffle(seed: str, cards: Sequence[int]) -> list[int]:
-    """A deterministic shuffle driven by SHAKE-256 of the seed (exact Fisher-Yates).
-
-    The permutation is read from one large random integer in the factorial number system;
-    the integer carries 256 bits more than log2(n!), so the distance from a uniform shuffle is
-    below 2**-256, and the stream is unpredictable without the seed.
-    """
+    """Fisher-Yates driven by SHAKE-256 of the seed: each swap index is drawn exactly uniformly
+    from 32-bit words of the stream (Lemire's multiply-and-reject), so the shuffle is uniform and
+    unpredictable without the seed, and the same seed always gives the same order."""
     n = len(cards)
-    x = int.from_bytes(hashlib.shake_256(seed.encode()).digest(_stream_bytes(n)), "big")
     out = list(cards)
+    count = n + 16  # spare words for the (rare: p < 2**-25 each) rejected draws
+    words = _words(seed, count)
+    k = 0
     for i in range(n - 1, 0, -1):
-        x, j = divmod(x, i + 1)
+        bound = i + 1
+        while True:
+            if k == count:
+                count *= 2
+                words = _words(seed, count)  # SHAKE output extends: the prefix is unchanged
+            m = words[k] * bound
+            k += 1
+            if m & 0xFFFFFFFF >= _REJECT_BELOW[bound]:
+                break
+        j = m >> 32
         out[i], out[j] = out[j], out[i]
     return out
 
 
+def _words(seed: str, count: int) -> tuple[int, ...]:
+    return _word_format(count).unpack(hashlib.shake_256(seed.encode()).digest(4 * count))
+
+
 @functools.cache
-def _key_format(n: int) -> struct.Struct:
-    return struct.Struct(f">{n}Q")
-
-
-def _deal_order(seed: str, cards: Sequence[int]) -> list[int]:
-    """The dealing order: cards sorted by independent 64-bit keys read from SHAKE-256 of the
-    seed. With distinct keys the order is exactly uniform (the keys are exchangeable); if any
-    two keys tie (probability below n**2 / 2**65) the exact shuffle decides instead. Sorting
-    runs in C, which makes dealing several times cheaper than a Python Fisher-Yates loop."""
-    n = len(cards)
-    keys = _key_format(n).unpack(hashlib.shake_256(seed.encode()).digest(8 * n))
-    by_key = dict(zip(keys, cards, strict=True))
-    if len(by_key) < n:
-        return shuffle(seed + ":tie", cards)
-    return list(map(by_key.__getitem__, sorted(by_key)))
+def _word_format(count: int) -> struct.Struct:
+    return struct.Struct(f">{count}I")
 
 
 @functools.cache
@@ -101,7 +99,7 @@ def cards_in_play(options: Options) -> int:
 
 def deal(options: Options, seed: str) -> tuple[tuple[int, ...], int]:
     """Deal from a seed: each seat's hand mask and the widow mask (Cancellation Hearts only)."""
-    order = _deal_order(seed, _in_play(options.players, options.two_packs)[1])
+    order = shuffle(seed, _in_play(options.players, options.two_packs)[1])
     n = options.players
     each = len(order) // n
     bit = BIT.__getitem__

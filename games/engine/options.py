@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cards import parse_card
+from .cards import HEARTS_MASK, ONE_PACK, QS_MASK, SUIT_MASK, TWO_PACKS, parse_card
 from .errors import InvalidOption
 
 CLASSIC, OMNIBUS, CANCELLATION = "classic", "omnibus", "cancellation"
@@ -71,16 +71,36 @@ class Options:
     variant: str = CLASSIC
     omnibus_card: str = "JD"
     tie_rule: str = PLAY_ON
-    # Derived once here so the engine's hot paths read a flag instead of comparing strings.
+    # Derived once here so the engine's hot paths read a flag instead of comparing strings,
+    # and card masks that cover only the packs in use: with one pack every mask fits in a
+    # machine word, which the compiled engine handles without allocating.
     bonus_mask: int = field(init=False, compare=False, repr=False)
     two_packs: bool = field(init=False, compare=False, repr=False)
     first_trick_rule: bool = field(init=False, compare=False, repr=False)
+    suit_masks: tuple[int, int, int, int] = field(init=False, compare=False, repr=False)
+    hearts_mask: int = field(init=False, compare=False, repr=False)
+    queens_mask: int = field(init=False, compare=False, repr=False)
+    penalty_mask: int = field(init=False, compare=False, repr=False)
+    scoring_mask: int = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        two = self.variant == CANCELLATION
+        packs = TWO_PACKS if two else ONE_PACK
+        suits = (SUIT_MASK[0] & packs, SUIT_MASK[1] & packs, SUIT_MASK[2] & packs, SUIT_MASK[3] & packs)
         bonus = 1 << parse_card(self.omnibus_card) if self.variant == OMNIBUS else 0
-        object.__setattr__(self, "bonus_mask", bonus)
-        object.__setattr__(self, "two_packs", self.variant == CANCELLATION)
-        object.__setattr__(self, "first_trick_rule", self.variant != CANCELLATION)
+        hearts, queens = HEARTS_MASK & packs, QS_MASK & packs
+        for name, value in (
+            ("bonus_mask", bonus),
+            ("two_packs", two),
+            ("first_trick_rule", not two),
+            ("suit_masks", suits),
+            ("hearts_mask", hearts),
+            ("queens_mask", queens),
+            ("penalty_mask", hearts | queens),
+            # Cards that can score: penalty cards and the diamonds (the Omnibus bonus is one).
+            ("scoring_mask", hearts | queens | suits[1]),
+        ):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def build(cls, **values: Any) -> Options:

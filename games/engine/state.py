@@ -31,7 +31,6 @@ PASSING, PLAYING, MOON, GAME_OVER = "passing", "playing", "moon_choice", "game_o
 PASS_COUNT = 3
 _NAMES = tuple(card_name(c) for c in range(2 * PACK))
 _PC, _PD, _PS, _PH = SUIT_PLAYS
-_SCORING = PENALTY_MASK | SUIT_MASK[1]  # penalty cards and every diamond (the Omnibus bonus)
 
 
 class Event(NamedTuple):
@@ -342,12 +341,12 @@ class State:
                 return hand
             # Hearts unbroken: anything but a heart (the QS included); a hand of nothing but
             # hearts may lead one.
-            return (hand & ~HEARTS_MASK) or hand
-        follow = hand & SUIT_MASK[(trick[0] % PACK) // 13]
+            return (hand & ~self.options.hearts_mask) or hand
+        follow = hand & self.options.suit_masks[(trick[0] % PACK) // 13]
         if follow:
             return follow
         if not self.tricks and self.options.first_trick_rule:
-            return (hand & ~PENALTY_MASK) or hand
+            return (hand & ~self.options.penalty_mask) or hand
         return hand
 
     def legal_actions(self, seat: object) -> Sequence[Action]:
@@ -375,8 +374,9 @@ class State:
         return [self.points_of(m) for m in self.taken]
 
     def points_of(self, mask: int) -> int:
-        pts = (mask & HEARTS_MASK).bit_count() + 13 * (mask & QS_MASK).bit_count()
-        if mask & self.options.bonus_mask:
+        o = self.options
+        pts = (mask & o.hearts_mask).bit_count() + 13 * (mask & o.queens_mask).bit_count()
+        if mask & o.bonus_mask:
             pts -= 10
         return pts
 
@@ -425,7 +425,7 @@ class State:
         self._legal = None
         hands[turn] = hand ^ bit
         events = [_PLAYED[turn][card % PACK]]
-        if bit & PENALTY_MASK and not self.broken:
+        if bit & self.options.penalty_mask and not self.broken:
             self.broken = True
             events.append(_BROKEN[turn][card % PACK])
         trick = self.trick
@@ -496,7 +496,7 @@ class State:
             idx = self._cancellation_winner(trick)
         else:
             # One pack: the highest card of the led suit is the highest set bit of that suit.
-            idx = trick.index((mask & SUIT_MASK[trick[0] // 13]).bit_length() - 1)
+            idx = trick.index((mask & self.options.suit_masks[trick[0] // 13]).bit_length() - 1)
         last = not self.hands[leader]
         cards = tuple(trick)
         if idx < 0 and not last:
@@ -515,7 +515,7 @@ class State:
             "seat": winner,
             "trick": len(tricks),
             "cards": [_NAMES[c] for c in cards],
-            "points": self.points_of(mask) if mask & _SCORING else 0,
+            "points": self.points_of(mask) if mask & self.options.scoring_mask else 0,
         }
         events.append(_new_tuple(Event, ("trick_won", data, None)))
         if last:
