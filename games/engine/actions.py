@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from .cards import card_name, names_of, parse_card, parse_cards, suit_table
 from .errors import EngineError
 
-SUBTRACT, ADD = "subtract", "add"
-MOON_CHOICES = (SUBTRACT, ADD)
+SUBTRACT: Final = "subtract"
+ADD: Final = "add"
+MOON_CHOICES: Final = (SUBTRACT, ADD)
 
 
 class Action:
@@ -95,11 +96,14 @@ class MoonChoice(Action):
         return {"type": "moon", "choice": self.choice}
 
 
-PLAYS: tuple[Play, ...] = tuple(Play(c) for c in range(52))
-SUIT_PLAYS = tuple(suit_table(PLAYS[13 * s : 13 * s + 13]) for s in range(4))
+PLAYS: Final[tuple[Play, ...]] = tuple(Play(c) for c in range(52))
+SUIT_PLAYS: Final = tuple(suit_table(PLAYS[13 * s : 13 * s + 13]) for s in range(4))
 
 
-_CLUBS, _DIAMONDS, _SPADES, _HEARTS = SUIT_PLAYS
+_CLUBS: Final = SUIT_PLAYS[0]
+_DIAMONDS: Final = SUIT_PLAYS[1]
+_SPADES: Final = SUIT_PLAYS[2]
+_HEARTS: Final = SUIT_PLAYS[3]
 
 
 def plays_of(mask: int) -> tuple[Play, ...]:

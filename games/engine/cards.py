@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from .errors import InvalidCard
 
@@ -12,23 +12,28 @@ T = TypeVar("T")
 # A card id is suit * 13 + rank, rank 0 = "2" ... 12 = "A". Ids 0..51 are the first pack;
 # Cancellation Hearts adds a second pack as ids 52..103 (id + 52 is the twin of id), so a
 # hand is always one int bitmask even when it holds two identical cards.
-RANKS = "23456789TJQKA"
-SUITS = "CDSH"
-CLUBS, DIAMONDS, SPADES, HEARTS = range(4)
-PACK = 52
+RANKS: Final = "23456789TJQKA"
+SUITS: Final = "CDSH"
+CLUBS: Final = 0
+DIAMONDS: Final = 1
+SPADES: Final = 2
+HEARTS: Final = 3
+PACK: Final = 52
 
-_SUIT13 = (1 << 13) - 1
-SUIT_MASK: tuple[int, ...] = tuple((_SUIT13 << (13 * s)) | (_SUIT13 << (13 * s + PACK)) for s in range(4))
-HEARTS_MASK = SUIT_MASK[HEARTS]
-QS = SPADES * 13 + RANKS.index("Q")
-QS_MASK = (1 << QS) | (1 << (QS + PACK))
-PENALTY_MASK = HEARTS_MASK | QS_MASK
-ONE_PACK = (1 << PACK) - 1
-TWO_PACKS = (1 << (2 * PACK)) - 1
-BIT: tuple[int, ...] = tuple(1 << c for c in range(2 * PACK))
+_SUIT13: Final = (1 << 13) - 1
+SUIT_MASK: Final[tuple[int, ...]] = tuple(
+    (_SUIT13 << (13 * s)) | (_SUIT13 << (13 * s + PACK)) for s in range(4)
+)
+HEARTS_MASK: Final = SUIT_MASK[HEARTS]
+QS: Final = SPADES * 13 + RANKS.index("Q")
+QS_MASK: Final = (1 << QS) | (1 << (QS + PACK))
+PENALTY_MASK: Final = HEARTS_MASK | QS_MASK
+ONE_PACK: Final = (1 << PACK) - 1
+TWO_PACKS: Final = (1 << (2 * PACK)) - 1
+BIT: Final[tuple[int, ...]] = tuple(1 << c for c in range(2 * PACK))
 
-_NAMES: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(PACK))
-_BY_NAME: dict[str, int] = {name: c for c, name in enumerate(_NAMES)}
+_NAMES: Final[tuple[str, ...]] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(PACK))
+_BY_NAME: Final[dict[str, int]] = {name: c for c, name in enumerate(_NAMES)}
 for _c in range(PACK):
     if _NAMES[_c][0] == "T":
         _BY_NAME["10" + _NAMES[_c][1]] = _c
@@ -97,10 +102,16 @@ def suit_table(item: tuple[T, ...]) -> tuple[tuple[T, ...], ...]:
     return tuple(table)
 
 
-_SUIT_NAMES = tuple(suit_table(tuple(r + SUITS[s] for r in RANKS)) for s in range(4))
-_SUIT_IDS = tuple(suit_table(tuple(range(13 * s, 13 * s + 13))) for s in range(4))
-_NC, _ND, _NS, _NH = _SUIT_NAMES
-_IC, _ID, _IS, _IH = _SUIT_IDS
+_SUIT_NAMES: Final = tuple(suit_table(tuple(r + SUITS[s] for r in RANKS)) for s in range(4))
+_SUIT_IDS: Final = tuple(suit_table(tuple(range(13 * s, 13 * s + 13))) for s in range(4))
+_NC: Final = _SUIT_NAMES[0]
+_ND: Final = _SUIT_NAMES[1]
+_NS: Final = _SUIT_NAMES[2]
+_NH: Final = _SUIT_NAMES[3]
+_IC: Final = _SUIT_IDS[0]
+_ID: Final = _SUIT_IDS[1]
+_IS: Final = _SUIT_IDS[2]
+_IH: Final = _SUIT_IDS[3]
 
 
 def names(mask: int) -> list[str]:

@@ -7,14 +7,15 @@ import hashlib
 import secrets
 import struct
 from collections.abc import Sequence
+from typing import Final
 
 from .cards import BIT, ONE_PACK, TWO_PACKS, bits, parse_card
 from .options import Options
 
-_DIRECTION_NAMES = {0: "hold", 1: "left", 2: "across"}
+_DIRECTION_NAMES: Final = {0: "hold", 1: "left", 2: "across"}
 
 # Cards removed before dealing, by player count (RULES.md); Cancellation Hearts removes none.
-REMOVED: dict[int, tuple[str, ...]] = {
+REMOVED: Final[dict[int, tuple[str, ...]]] = {
     3: ("2D",),
     4: (),
     5: ("2D", "2C"),
@@ -42,10 +43,10 @@ def seed_commitment(seed: str) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()
 
 
-_WORD = 1 << 32
+_WORD: Final = 1 << 32
 # Lemire's rejection threshold for each bound: a 32-bit word w gives index (w * bound) >> 32,
 # and rejecting words whose low half falls below this makes every index exactly equally likely.
-_REJECT_BELOW = tuple((_WORD - b) % b if b else 0 for b in range(2 * 52 + 1))
+_REJECT_BELOW: Final = tuple((_WORD - b) % b if b else 0 for b in range(2 * 52 + 1))
 
 
 def shuffle(seed: str, cards: Sequence[int]) -> list[int]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 # Every code the engine can raise. Adapters (REST, GraphQL) surface these unchanged, so
 # clients can branch on them; renaming one is a breaking API change.
-CODES: frozenset[str] = frozenset(
+CODES: Final[frozenset[str]] = frozenset(
     {
         "wrong_phase",
         "not_your_turn",

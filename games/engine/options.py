@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .cards import HEARTS_MASK, ONE_PACK, QS_MASK, SUIT_MASK, TWO_PACKS, parse_card
 from .errors import InvalidOption
 
-CLASSIC, OMNIBUS, CANCELLATION = "classic", "omnibus", "cancellation"
-PLAY_ON, SHARED = "play_on", "shared"
+CLASSIC: Final = "classic"
+OMNIBUS: Final = "omnibus"
+CANCELLATION: Final = "cancellation"
+PLAY_ON: Final = "play_on"
+SHARED: Final = "shared"
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class OptionSpec:
         return out
 
 
-OPTION_SPECS: tuple[OptionSpec, ...] = (
+OPTION_SPECS: Final[tuple[OptionSpec, ...]] = (
     OptionSpec("players", 4, int, "Number of seats: 3 to 7 (6 to 10 for Cancellation Hearts).", None, 3, 10),
     OptionSpec(
         "target_score",
@@ -58,8 +61,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
         (PLAY_ON, SHARED),
     ),
 )
-SPECS_BY_NAME: dict[str, OptionSpec] = {s.name: s for s in OPTION_SPECS}
-PLAYER_RANGE = {CLASSIC: (3, 7), OMNIBUS: (3, 7), CANCELLATION: (6, 10)}
+SPECS_BY_NAME: Final[dict[str, OptionSpec]] = {s.name: s for s in OPTION_SPECS}
+PLAYER_RANGE: Final = {CLASSIC: (3, 7), OMNIBUS: (3, 7), CANCELLATION: (6, 10)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from .cards import PACK, card_name, names
 from .deal import hand_seed, seed_commitment
 
-_NAMES = tuple(card_name(c) for c in range(2 * PACK))
+_NAMES: Final = tuple(card_name(c) for c in range(2 * PACK))
 
 
 class Lazy(Mapping[str, Any]):

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from .errors import EngineError
 from .options import Options
 from .record import HandRecord
 from .state import State
 
-FORMAT = 1
-_MASKS = ("widow", "carried")
-_MASK_LISTS = ("hands", "passes", "received", "taken")
-_PLAIN = ("seed", "hand_no", "phase", "dealer", "leader", "turn", "broken", "shooter")
+FORMAT: Final = 1
+_MASKS: Final = ("widow", "carried")
+_MASK_LISTS: Final = ("hands", "passes", "received", "taken")
+_PLAIN: Final = ("seed", "hand_no", "phase", "dealer", "leader", "turn", "broken", "shooter")
 
 
 def state_to_dict(state: State) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from itertools import combinations
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 from .actions import ADD, MOON_CHOICES, SUBTRACT, SUIT_PLAYS, Action, MoonChoice, Pass, Play
 from .cards import (
@@ -27,10 +27,16 @@ from .errors import EngineError, IllegalAction
 from .options import SHARED, Options
 from .record import HandRecord, Lazy
 
-PASSING, PLAYING, MOON, GAME_OVER = "passing", "playing", "moon_choice", "game_over"
-PASS_COUNT = 3
-_NAMES = tuple(card_name(c) for c in range(2 * PACK))
-_PC, _PD, _PS, _PH = SUIT_PLAYS
+PASSING: Final = "passing"
+PLAYING: Final = "playing"
+MOON: Final = "moon_choice"
+GAME_OVER: Final = "game_over"
+PASS_COUNT: Final = 3
+_NAMES: Final = tuple(card_name(c) for c in range(2 * PACK))
+_PC: Final = SUIT_PLAYS[0]
+_PD: Final = SUIT_PLAYS[1]
+_PS: Final = SUIT_PLAYS[2]
+_PH: Final = SUIT_PLAYS[3]
 
 
 class Event(NamedTuple):
@@ -55,11 +61,11 @@ def _ev(type: str, data: Mapping[str, Any], to: int | None = None) -> Event:
 
 # Every (seat, card) pair has one card_played and one hearts_broken event, built once and
 # shared: their data is read-only, so sharing is safe and playing a card allocates nothing.
-_PLAYED = tuple(
+_PLAYED: Final = tuple(
     tuple(_ev("card_played", MappingProxyType({"seat": s, "card": card_name(c)})) for c in range(PACK))
     for s in range(10)
 )
-_BROKEN = tuple(
+_BROKEN: Final = tuple(
     tuple(_ev("hearts_broken", MappingProxyType({"seat": s, "card": card_name(c)})) for c in range(PACK))
     for s in range(10)
 )
