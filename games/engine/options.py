@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .cards import HEARTS_MASK, ONE_PACK, QS_MASK, SUIT_MASK, TWO_PACKS, parse_card
-from .errors import InvalidOption
+from .cards import HEARTS_MASK, ONE_PACK, QS_MASK, SUIT_MASK, TWO_PACKS, card_name, parse_card
+from .errors import InvalidCard, InvalidOption
 
 CLASSIC: Final = "classic"
 OMNIBUS: Final = "omnibus"
@@ -160,7 +160,10 @@ def _check(spec: OptionSpec, value: Any) -> Any:
             "invalid_option", f"option {spec.name!r} must be a string, got {value!r}", option=spec.name
         )
     if spec.name == "omnibus_card":
-        value = value.strip().upper()
+        try:
+            value = card_name(parse_card(value))  # any card notation: "jd", "10D", "TD"
+        except InvalidCard:
+            pass  # reported below as an option error naming the option
     if spec.choices is not None and value not in spec.choices:
         allowed = ", ".join(map(str, spec.choices))
         raise InvalidOption(
