@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -160,10 +161,9 @@ def _check(spec: OptionSpec, value: Any) -> Any:
             "invalid_option", f"option {spec.name!r} must be a string, got {value!r}", option=spec.name
         )
     if spec.name == "omnibus_card":
-        try:
-            value = card_name(parse_card(value))  # any card notation: "jd", "10D", "TD"
-        except InvalidCard:
-            pass  # reported below as an option error naming the option
+        # Any card notation ("jd", "10D"); a non-card is reported below, naming the option.
+        with contextlib.suppress(InvalidCard):
+            value = card_name(parse_card(value))
     if spec.choices is not None and value not in spec.choices:
         allowed = ", ".join(map(str, spec.choices))
         raise InvalidOption(
