@@ -7,6 +7,7 @@ from typing import Any
 
 from .cards import PACK, names
 from .deal import hand_seed, pass_direction, pass_offset, seed_commitment
+from .errors import EngineError
 from .options import CANCELLATION
 from .state import GAME_OVER, MOON, PASSING, Event, State
 
@@ -22,8 +23,10 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     of finished hands; the game seed only once the game is over."""
     opts = state.options
     n = opts.players
-    if seat is not None and not 0 <= seat < n:
-        raise ValueError(f"seat must be 0 to {n - 1} or None")
+    if seat is not None and (type(seat) is not int or not 0 <= seat < n):
+        raise EngineError(
+            "invalid_seat", f"seat must be 0 to {n - 1}, or None for a spectator", seat=repr(seat)
+        )
     off = pass_offset(opts, state.hand_no)
     out: dict[str, Any] = {
         "options": opts.to_dict(),
