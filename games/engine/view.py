@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .cards import PACK, names
+from .cards import PACK, card_name, names
 from .deal import hand_seed, pass_direction, pass_offset, seed_commitment
 from .errors import EngineError
 from .options import CANCELLATION
@@ -69,7 +69,7 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
 
 
 def _trick_cards(leader: int, cards: Sequence[int], n: int) -> list[dict[str, Any]]:
-    return [{"seat": (leader + i) % n, "card": names(1 << c)[0]} for i, c in enumerate(cards)]
+    return [{"seat": (leader + i) % n, "card": card_name(c)} for i, c in enumerate(cards)]
 
 
 def _trick_view(state: State, leader: int, cards: tuple[int, ...], winner: int) -> dict[str, Any]:
