@@ -1,1 +1,129 @@
 """Stored tables, seats, hands, scoresheet rows and the move log that replays them."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Player(models.Model):
+    """Someone who sits at tables (accounts and tokens arrive with the REST API)."""
+
+    name = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Table(models.Model):
+    """One game. `state` is the engine's serialised state; `version` counts applied changes."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        PASSING = "passing"
+        PLAYING = "playing"
+        MOON_CHOICE = "moon_choice"
+        FINISHED = "finished"
+        ABANDONED = "abandoned"
+
+    options = models.JSONField(help_text="Engine table options, fixed at creation.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
+    version = models.PositiveIntegerField(default=0)
+    seed = models.CharField(max_length=128, help_text="The game seed: secret until the game is over.")
+    state = models.JSONField(null=True, blank=True)
+    hand_number = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"table {self.pk} ({self.status})"
+
+
+class Seat(models.Model):
+    """A position at a table: empty, a named player, or a bot of some level."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
+    position = models.PositiveSmallIntegerField()
+    player = models.ForeignKey(Player, null=True, blank=True, on_delete=models.PROTECT, related_name="seats")
+    bot_level = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        ordering = ["table", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "position"], name="seat_position_unique"),
+            models.UniqueConstraint(
+                fields=["table", "player"],
+                condition=models.Q(player__isnull=False),
+                name="one_seat_per_player",
+            ),
+        ]
+
+    @property
+    def taken(self) -> bool:
+        return self.player_id is not None or bool(self.bot_level)
+
+    def __str__(self) -> str:
+        return f"seat {self.position} of table {self.table_id}"
+
+
+class Hand(models.Model):
+    """A dealt hand; its `seed` reproduces the deal and is public only once the hand is over."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="hands")
+    number = models.PositiveIntegerField()
+    pass_direction = models.CharField(max_length=8)
+    seed = models.CharField(max_length=64)
+    deal_commitment = models.CharField(max_length=64)
+    finished = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["table", "number"]
+        constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique")]
+
+
+class ScoreRow(models.Model):
+    """One seat's line of the scoresheet for one hand."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="score_rows")
+    hand_number = models.PositiveIntegerField()
+    position = models.PositiveSmallIntegerField()
+    points = models.IntegerField()
+    total = models.IntegerField()
+
+    class Meta:
+        ordering = ["table", "hand_number", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "hand_number", "position"], name="score_row_unique")
+        ]
+
+
+class Move(models.Model):
+    """The append-only move log: every change to a table in order; replaying it rebuilds the table."""
+
+    class Kind(models.TextChoices):
+        JOIN = "join"
+        ADD_BOT = "add_bot"
+        LEAVE = "leave"
+        START = "start"
+        PASS = "pass"
+        PLAY = "play"
+        MOON = "moon"
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="moves")
+    seq = models.PositiveIntegerField(help_text="The table version this move produced.")
+    position = models.PositiveSmallIntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    payload = models.JSONField(default=dict, blank=True)
+    idempotency_key = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["table", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "seq"], name="move_seq_unique"),
+            models.UniqueConstraint(
+                fields=["table", "position", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="move_idempotency_key_unique",
+            ),
+        ]

@@ -1,0 +1,1 @@
+"""Tests of the games app: the write path, and (next) the REST and GraphQL adapters."""
