@@ -5,14 +5,37 @@ from __future__ import annotations
 from django.db import models
 
 
-class Player(models.Model):
-    """Someone who sits at tables (accounts and tokens arrive with the REST API)."""
+class App(models.Model):
+    """An integrating application. Its API key is shown once and stored only as a SHA-256 hash
+    (the key is 256 random bits, so a fast hash is enough)."""
 
-    name = models.CharField(max_length=64)
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.name
+
+
+class Player(models.Model):
+    """Someone who sits at tables: a user of an app, or a self-service guest (`app` empty)."""
+
+    app = models.ForeignKey(App, null=True, blank=True, on_delete=models.CASCADE, related_name="players")
+    name = models.CharField(max_length=64)
+    external_id = models.CharField(max_length=128, blank=True, help_text="The app's own id for this user.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PlayerToken(models.Model):
+    """A bearer token of a player, stored as a SHA-256 hash; revoked tokens stop working at once."""
+
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="tokens")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
 
 
 class Table(models.Model):
@@ -26,6 +49,7 @@ class Table(models.Model):
         FINISHED = "finished"
         ABANDONED = "abandoned"
 
+    app = models.ForeignKey(App, null=True, blank=True, on_delete=models.CASCADE, related_name="tables")
     options = models.JSONField(help_text="Engine table options, fixed at creation.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
     version = models.PositiveIntegerField(default=0)
@@ -111,6 +135,7 @@ class Move(models.Model):
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="moves")
     seq = models.PositiveIntegerField(help_text="The table version this move produced.")
+    hand = models.PositiveIntegerField(default=0, help_text="The hand being played when it was made.")
     position = models.PositiveSmallIntegerField(null=True, blank=True)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     payload = models.JSONField(default=dict, blank=True)

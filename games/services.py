@@ -24,7 +24,7 @@ from games.engine import (
     state_to_dict,
 )
 from games.engine.deal import pass_direction
-from games.models import Hand, Move, Player, ScoreRow, Seat, Table
+from games.models import App, Hand, Move, Player, ScoreRow, Seat, Table
 
 # Engine codes about the shape of the input (HTTP 400); every other engine code is a rule (422).
 MALFORMED_CODES = frozenset({"invalid_card", "invalid_action", "invalid_option", "invalid_seat"})
@@ -66,6 +66,7 @@ def table_create(
     options: Mapping[str, Any] | None = None,
     bots: Mapping[int, str] | None = None,
     seed: str | None = None,
+    app: App | None = None,
 ) -> Table:
     """A new open table; `bots` fills seats with bots of the given level at once."""
     try:
@@ -77,7 +78,7 @@ def table_create(
         if type(position) is not int or not 0 <= position < opts.players:
             raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
     with transaction.atomic():
-        table = Table.objects.create(options=opts.to_dict(), seed=seed or new_seed())
+        table = Table.objects.create(app=app, options=opts.to_dict(), seed=seed or new_seed())
         Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
         )
@@ -254,7 +255,13 @@ def _open_seat(seats: list[Seat], position: int | None) -> Seat:
 def _log(table: Table, kind: str, position: int | None, payload: dict[str, Any], key: str = "") -> None:
     table.version += 1
     Move.objects.create(
-        table=table, seq=table.version, kind=kind, position=position, payload=payload, idempotency_key=key
+        table=table,
+        seq=table.version,
+        hand=table.hand_number,
+        kind=kind,
+        position=position,
+        payload=payload,
+        idempotency_key=key,
     )
 
 

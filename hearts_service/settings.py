@@ -106,6 +106,15 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["games.api.auth.BearerAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["games.api.auth.IsPrincipal"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "games.api.errors.handle",
+    "UNAUTHENTICATED_USER": None,
+}
+
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 
 LOGGING = {

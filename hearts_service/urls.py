@@ -1,12 +1,12 @@
 """URL routes for the whole service; each app's API is mounted here under its own prefix."""
 
 from django.contrib import admin
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, URLResolver, include, path
 
 from hearts_service.views import healthz
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    # The games REST API (games.api.urls) is included here under "api/" when it lands.
+    path("api/v1/", include("games.api.urls")),
 ]

@@ -1,0 +1,73 @@
+"""Credentials: API keys of apps and bearer tokens of players, issued once and stored as hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from games.models import App, Player, PlayerToken
+
+APP_PREFIX = "hk_app_"
+PLAYER_PREFIX = "hk_player_"
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: an app (acting for its own tables and players) or one player."""
+
+    app: App | None
+    player: Player | None
+
+    @property
+    def is_app(self) -> bool:
+        return self.player is None
+
+
+def app_create(*, name: str) -> tuple[App, str]:
+    """A new app and its API key; the key is returned once and never stored."""
+    key = APP_PREFIX + secrets.token_urlsafe(32)
+    return App.objects.create(name=name, key_hash=_hash(key)), key
+
+
+def player_create(*, app: App | None, name: str, external_id: str = "") -> tuple[Player, str]:
+    """A player of `app` (a guest when `app` is None) and a first bearer token for them."""
+    with transaction.atomic():
+        player = Player.objects.create(app=app, name=name, external_id=external_id)
+        return player, token_issue(player=player)
+
+
+def token_issue(*, player: Player) -> str:
+    token = PLAYER_PREFIX + secrets.token_urlsafe(32)
+    PlayerToken.objects.create(player=player, token_hash=_hash(token))
+    return token
+
+
+def token_revoke(*, token: str) -> bool:
+    """Revoke one token; True when it existed and was live."""
+    n = PlayerToken.objects.filter(token_hash=_hash(token), revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    return n > 0
+
+
+def authenticate(secret: str) -> Principal | None:
+    """The principal a presented key or token belongs to, or None."""
+    if secret.startswith(APP_PREFIX):
+        app = App.objects.filter(key_hash=_hash(secret)).first()
+        return Principal(app=app, player=None) if app else None
+    if secret.startswith(PLAYER_PREFIX):
+        row = (
+            PlayerToken.objects.select_related("player__app")
+            .filter(token_hash=_hash(secret), revoked_at__isnull=True)
+            .first()
+        )
+        return Principal(app=row.player.app, player=row.player) if row else None
+    return None

@@ -1,0 +1,39 @@
+"""Bearer authentication for apps (API keys) and players (tokens)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from games.accounts import Principal, authenticate
+
+
+class BearerAuthentication(authentication.BaseAuthentication):
+    """`Authorization: Bearer <app key or player token>`; the user is a Principal."""
+
+    def authenticate(self, request: Request) -> tuple[Principal, None] | None:
+        header = request.headers.get("Authorization", "")
+        if not header:
+            return None
+        scheme, _, secret = header.partition(" ")
+        if scheme.lower() != "bearer" or not secret.strip():
+            raise exceptions.AuthenticationFailed("use 'Authorization: Bearer <key or token>'")
+        principal = authenticate(secret.strip())
+        if principal is None:
+            raise exceptions.AuthenticationFailed("unknown or revoked key or token")
+        return principal, None
+
+    def authenticate_header(self, request: Request) -> str:
+        return "Bearer"
+
+
+class IsPrincipal:
+    """Any authenticated app or player."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return isinstance(request.user, Principal)
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        return True

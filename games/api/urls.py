@@ -1,0 +1,20 @@
+"""Routes of the REST API, mounted at /api/v1/."""
+
+from django.urls import path
+
+from games.api import views
+
+urlpatterns = [
+    path("guests", views.GuestsView.as_view()),
+    path("players", views.PlayersView.as_view()),
+    path("players/<int:player_id>/tokens", views.PlayerTokensView.as_view()),
+    path("tokens/revoke", views.TokenRevokeView.as_view()),
+    path("tables", views.TablesView.as_view()),
+    path("tables/<int:table_id>", views.TableView.as_view()),
+    path("tables/<int:table_id>/join", views.JoinView.as_view()),
+    path("tables/<int:table_id>/leave", views.LeaveView.as_view()),
+    path("tables/<int:table_id>/bots", views.BotsView.as_view()),
+    path("tables/<int:table_id>/actions", views.ActionsView.as_view()),
+    path("tables/<int:table_id>/scoresheet", views.ScoresheetView.as_view()),
+    path("tables/<int:table_id>/moves", views.MovesView.as_view()),
+]

@@ -1,0 +1,1 @@
+"""The games app's commands: `create_app`."""
