@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -37,3 +38,13 @@ class IsPrincipal:
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
         return True
+
+
+class BearerScheme(OpenApiAuthenticationExtension):
+    """Documents BearerAuthentication in the OpenAPI schema."""
+
+    target_class = "games.api.auth.BearerAuthentication"
+    name = "bearer"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "An app API key or a player token."}

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -18,6 +20,54 @@ from games.api.auth import IsPrincipal
 from games.engine import state_from_dict, view
 from games.models import Move, Player, Table
 from games.services import ServiceError
+
+
+class ErrorOut(serializers.Serializer):
+    """Every error body: a stable code, a human detail, and any structured fields of the error."""
+
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class ActionIn(serializers.Serializer):
+    """A seat's action: a pass, a play or a moon choice (card notation as in RULES.md)."""
+
+    type = serializers.ChoiceField(choices=["pass", "play", "moon"])
+    card = serializers.CharField(required=False, help_text="play: one card, like QS or 10H")
+    cards = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="pass: three cards"
+    )
+    choice = serializers.ChoiceField(choices=["subtract", "add"], required=False, help_text="moon choice")
+    expected_version = serializers.IntegerField(required=False)
+
+
+_ERRORS = dict.fromkeys((400, 401, 404, 409, 422), ErrorOut)
+
+
+def documented(
+    *,
+    request: Any = None,
+    ok: Any = OpenApiTypes.OBJECT,
+    status: int = 200,
+    params: Any = (),
+    op: str | None = None,
+) -> Any:
+    """The OpenAPI description of one operation: its body, its answer and every error status."""
+    return extend_schema(
+        request=request, responses={status: ok, **_ERRORS}, parameters=list(params), operation_id=op
+    )
+
+
+_IF_MATCH = OpenApiParameter(
+    "If-Match", str, OpenApiParameter.HEADER, required=False, description="The version you saw"
+)
+_IDEMPOTENCY = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Retry key: acts at most once",
+)
 
 
 def _principal(request: Request) -> Principal:
@@ -96,11 +146,12 @@ class GuestsView(APIView):
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
 
-    class Input(serializers.Serializer):
+    class GuestIn(serializers.Serializer):
         name = serializers.CharField(max_length=64)
 
+    @documented(request=GuestIn, status=201)
     def post(self, request: Request) -> Response:
-        data = self.Input(data=request.data)
+        data = self.GuestIn(data=request.data)
         data.is_valid(raise_exception=True)
         player, token = accounts.player_create(app=None, name=data.validated_data["name"])
         return Response({"player": PlayerOut(player).data, "token": token}, status=201)
@@ -111,15 +162,16 @@ class PlayersView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class Input(serializers.Serializer):
+    class PlayerIn(serializers.Serializer):
         name = serializers.CharField(max_length=64)
         external_id = serializers.CharField(max_length=128, required=False, default="")
 
+    @documented(request=PlayerIn, status=201)
     def post(self, request: Request) -> Response:
         principal = _principal(request)
         if not principal.is_app:
             raise ServiceError("app_key_required", "only an app key can create players", kind="rules")
-        data = self.Input(data=request.data)
+        data = self.PlayerIn(data=request.data)
         data.is_valid(raise_exception=True)
         player, token = accounts.player_create(app=principal.app, **data.validated_data)
         return Response({"player": PlayerOut(player).data, "token": token}, status=201)
@@ -130,6 +182,7 @@ class PlayerTokensView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @documented(status=201)
     def post(self, request: Request, player_id: int) -> Response:
         principal = _principal(request)
         player = Player.objects.filter(pk=player_id, app=principal.app).first() if principal.is_app else None
@@ -143,6 +196,7 @@ class TokenRevokeView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @documented(ok=None, status=204)
     def post(self, request: Request) -> Response:
         secret = request.headers.get("Authorization", "").partition(" ")[2].strip()
         if not accounts.token_revoke(token=secret):
@@ -160,10 +214,19 @@ class TablesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class Input(serializers.Serializer):
+    class TableIn(serializers.Serializer):
         options = serializers.DictField(required=False, default=dict)
         bots = serializers.DictField(child=serializers.CharField(max_length=32), required=False, default=dict)
 
+    @documented(
+        params=[
+            OpenApiParameter("status", str),
+            OpenApiParameter("open_seats", bool),
+            OpenApiParameter("mine", bool),
+            OpenApiParameter("cursor", str),
+        ],
+        op="v1_tables_list",
+    )
     def get(self, request: Request) -> Response:
         principal = _principal(request)
         tables = _visible_tables(principal)
@@ -192,9 +255,10 @@ class TablesView(APIView):
         ]
         return paginator.get_paginated_response(rows)
 
+    @documented(request=TableIn, status=201)
     def post(self, request: Request) -> Response:
         principal = _principal(request)
-        data = self.Input(data=request.data)
+        data = self.TableIn(data=request.data)
         data.is_valid(raise_exception=True)
         bots: dict[int, str] = {}
         for key, level in data.validated_data["bots"].items():
@@ -213,6 +277,7 @@ class TableView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @documented()
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         return Response(table_body(_table(principal, table_id), principal))
@@ -233,13 +298,14 @@ class _PlayerAction(APIView):
 class JoinView(_PlayerAction):
     """POST /tables/{id}/join {position?}: take a seat; the game starts when the table is full."""
 
-    class Input(serializers.Serializer):
+    class JoinIn(serializers.Serializer):
         position = serializers.IntegerField(required=False, min_value=0, max_value=9)
 
+    @documented(request=JoinIn, params=[_IF_MATCH])
     def post(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         player = self.player(request)
-        data = self.Input(data=request.data)
+        data = self.JoinIn(data=request.data)
         data.is_valid(raise_exception=True)
         table = _table(principal, table_id)
         out = services.seat_join(
@@ -254,6 +320,7 @@ class JoinView(_PlayerAction):
 class LeaveView(_PlayerAction):
     """POST /tables/{id}/leave: give up your seat before the game starts."""
 
+    @documented(params=[_IF_MATCH])
     def post(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         player = self.player(request)
@@ -269,13 +336,14 @@ class BotsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class Input(serializers.Serializer):
+    class BotIn(serializers.Serializer):
         level = serializers.CharField(max_length=32, required=False, default="random")
         position = serializers.IntegerField(required=False, min_value=0, max_value=9)
 
+    @documented(request=BotIn, params=[_IF_MATCH])
     def post(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
-        data = self.Input(data=request.data)
+        data = self.BotIn(data=request.data)
         data.is_valid(raise_exception=True)
         table = _table(principal, table_id)
         out = services.bot_add(
@@ -292,6 +360,7 @@ class ActionsView(_PlayerAction):
     or moon {"type":"moon","choice":"add"}, for the caller's own seat. Headers: If-Match (the
     version you saw) and Idempotency-Key (a retry with the same key never acts twice)."""
 
+    @documented(request=ActionIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         self.player(request)
@@ -319,6 +388,7 @@ class ScoresheetView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @documented()
     def get(self, request: Request, table_id: int) -> Response:
         table = _table(_principal(request), table_id)
         rows: dict[int, dict[str, Any]] = {}
@@ -335,6 +405,7 @@ class MovesView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @documented(params=[OpenApiParameter("after", int)])
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         table = _table(principal, table_id)
