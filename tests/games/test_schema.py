@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import schemathesis
+from django.core import signals
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -19,11 +23,19 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
 
 
 @pytest.fixture
-def bearer(db: None) -> dict[str, str]:
-    """A player token of an app, so that generated requests get past authentication."""
+def bearer(db: None) -> Iterator[dict[str, str]]:
+    """A player token of an app, so that generated requests get past authentication. Requests
+    go straight to the WSGI app, so, as Django's test client does, the end of a request must
+    not close the connection that holds the test's transaction."""
     app, _ = app_create(name="schemathesis")
     _, token = player_create(app=app, name="fuzz")
-    return {"Authorization": f"Bearer {token}"}
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield {"Authorization": f"Bearer {token}"}
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
 
 
 @schema.parametrize()
