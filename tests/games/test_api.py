@@ -33,33 +33,47 @@ def guest(name: str) -> tuple[int, str]:
     return r.json()["player"]["id"], r.json()["token"]
 
 
-def assert_no_leak(body: Any, table_id: int, seat: int) -> None:
-    """No card still held by another seat appears in a response to `seat`, except the cards this
-    seat passed to them (which it knows). Finished hands' records are public and left out."""
-    table = Table.objects.get(pk=table_id)
-    if table.state is None:
-        return
-    state = state_from_dict(table.state)
-    n = state.options.players
-    known = set(names(state.passes[seat])) if state.passes[seat] else set()
-    secret = {c for s in range(n) if s != seat for c in names(state.hands[s])} - known
-    if state.options.two_packs:  # a twin of a played or own card may show: compare the rest
-        played = [c for _, cards, _ in state.tricks for c in cards] + list(state.trick)
-        secret -= {card_name(c) for c in played} | set(names(state.hands[seat]))
-    if state.phase == "passing":
-        secret |= {c for s in range(n) if s != seat for c in names(state.passes[s])} - set(
-            names(state.hands[seat])
-        )
-    scrubbed = json.loads(json.dumps(body))
-    if isinstance(scrubbed, dict):
-        scrubbed.pop("options", None)  # the Omnibus option names a card ("JD") without revealing it
-        if isinstance(scrubbed.get("game"), dict):
-            scrubbed["game"].pop("previous_hands", None)
-            scrubbed["game"].pop("options", None)
-        if "moves" in scrubbed:  # moves of finished hands are public: keep this hand's only
-            scrubbed["moves"] = [m for m in scrubbed["moves"] if m["hand"] >= table.hand_number]
-    leaked = set(TOKEN.findall(json.dumps(scrubbed))) & secret
-    assert not leaked, f"seat {seat} was shown {leaked}"
+class Secrets:
+    """For each seat, the card tokens it may not see right now: cards still held by other seats
+    (less the ones it passed them) and, while passing, other seats' passes. Built from the stored
+    state once per change, then checked against every response body a player receives."""
+
+    def __init__(self, table_id: int) -> None:
+        table = Table.objects.get(pk=table_id)
+        self.hand_number = table.hand_number
+        self.by_seat: dict[int, set[str]] = {}
+        if table.state is None:
+            return
+        state = state_from_dict(table.state)
+        n = state.options.players
+        played = {card_name(c) for _, cards, _ in state.tricks for c in cards} | {
+            card_name(c) for c in state.trick
+        }
+        for seat in range(n):
+            own = set(names(state.hands[seat]))
+            known = set(names(state.passes[seat])) if state.passes[seat] else set()
+            secret = {c for s in range(n) if s != seat for c in names(state.hands[s])} - known
+            if state.options.two_packs:  # a twin of a played or own card may show: compare the rest
+                secret -= played | own
+            if state.phase == "passing":
+                secret |= {c for s in range(n) if s != seat for c in names(state.passes[s])} - own
+            self.by_seat[seat] = secret
+
+    def check(self, body: Any, seat: int) -> None:
+        """No secret of `seat` in `body`; finished hands' records and moves are public, and the
+        Omnibus option names a card ("JD") without revealing who holds it."""
+        if seat not in self.by_seat:
+            return
+        scrubbed = json.loads(json.dumps(body))
+        if isinstance(scrubbed, dict):
+            scrubbed.pop("options", None)
+            if isinstance(scrubbed.get("game"), dict):
+                scrubbed["game"].pop("previous_hands", None)
+                scrubbed["game"].pop("options", None)
+            if "moves" in scrubbed:
+                scrubbed["moves"] = [m for m in scrubbed["moves"] if m["hand"] >= self.hand_number]
+        leaked = set(TOKEN.findall(json.dumps(scrubbed))) & self.by_seat[seat]
+        assert not leaked, f"seat {seat} was shown {leaked}"
 
 
 def choose(game: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -93,29 +107,41 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
         body = client(token).get(f"/api/v1/tables/{table_id}").json()
         seats[body["your_seat"]] = token
     assert sorted(seats) == list(range(players))
+    last_seen = dict.fromkeys(seats, 0)
+
+    def poll(seat: int, secrets: Secrets) -> dict[str, Any]:
+        """One client's poll: its view of the table and the moves since it last looked, crawled."""
+        token = seats[seat]
+        r = client(token).get(f"/api/v1/tables/{table_id}")
+        assert r.status_code == 200
+        secrets.check(r.json(), seat)
+        moves = client(token).get(f"/api/v1/tables/{table_id}/moves?after={last_seen[seat]}").json()
+        secrets.check(moves, seat)
+        last_seen[seat] = moves["version"]
+        return r.json()
+
+    # Every seat polls whenever a trick or a phase ends; between, the seat to act polls before
+    # acting. Every response any of them receives is crawled.
+    views = {seat: poll(seat, Secrets(table_id)) for seat in seats}
     for _ in itertools.count():
-        views = {}
-        for seat, token in seats.items():
-            r = client(token).get(f"/api/v1/tables/{table_id}")
-            assert r.status_code == 200
-            assert_no_leak(r.json(), table_id, seat)
-            views[seat] = r.json()
         any_view = views[0]
         if any_view["status"] == "finished":
             break
         seat = rng.choice(any_view["game"]["to_act"])
-        action = choose(views[seat]["game"], rng)
+        secrets = Secrets(table_id)
+        mine = poll(seat, secrets)
+        action = choose(mine["game"], rng)
         r = client(seats[seat]).post(
-            f"/api/v1/tables/{table_id}/actions",
-            action,
-            format="json",
-            HTTP_IF_MATCH=str(views[seat]["version"]),
+            f"/api/v1/tables/{table_id}/actions", action, format="json", HTTP_IF_MATCH=str(mine["version"])
         )
         assert r.status_code == 200, r.json()
-        assert_no_leak(r.json(), table_id, seat)
-        for other, token in seats.items():
-            moves = client(token).get(f"/api/v1/tables/{table_id}/moves").json()
-            assert_no_leak(moves, table_id, other)
+        after = Secrets(table_id)
+        after.check(r.json(), seat)
+        game = r.json()["game"]
+        if not game["trick"] or game["phase"] != mine["game"]["phase"] or r.json()["status"] == "finished":
+            views = {s: poll(s, after) for s in seats}
+        else:
+            views = {s: {"status": r.json()["status"], "game": game} for s in seats}
     sheet = client(seats[0]).get(f"/api/v1/tables/{table_id}/scoresheet").json()["hands"]
     assert sheet[-1]["totals"] == any_view["game"]["scores"]
     assert any_view["game"]["winners"]
