@@ -33,6 +33,8 @@ TWO_PACKS: Final = (1 << (2 * PACK)) - 1
 BIT: Final[tuple[int, ...]] = tuple(1 << c for c in range(2 * PACK))
 
 _NAMES: Final[tuple[str, ...]] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(PACK))
+# Canonical token of every card id of both packs: the one table the rest of the engine indexes.
+NAMES: Final[tuple[str, ...]] = _NAMES + _NAMES
 _BY_NAME: Final[dict[str, int]] = {name: c for c, name in enumerate(_NAMES)}
 for _c in range(PACK):
     if _NAMES[_c][0] == "T":

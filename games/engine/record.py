@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final
+from typing import Any
 
-from .cards import PACK, card_name, names
+from .cards import NAMES, names
 from .deal import hand_seed, seed_commitment
-
-_NAMES: Final = tuple(card_name(c) for c in range(2 * PACK))
 
 
 class Lazy(Mapping[str, Any]):
@@ -122,7 +120,7 @@ def _render(compact: tuple[Any, ...]) -> dict[str, Any]:
         "widow": names(widow),
         "passes": [{"to": (s + offset) % n, "cards": names(m)} for s, m in enumerate(passes)],
         "tricks": [
-            {"leader": leader, "cards": [_NAMES[c] for c in cards], "winner": None if winner < 0 else winner}
+            {"leader": leader, "cards": [NAMES[c] for c in cards], "winner": None if winner < 0 else winner}
             for leader, cards, winner in tricks
         ],
         "taken_points": list(taken),

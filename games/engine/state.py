@@ -12,6 +12,7 @@ from .actions import ADD, MOON_CHOICES, SUBTRACT, SUIT_PLAYS, Action, MoonChoice
 from .cards import (
     BIT,
     HEARTS_MASK,
+    NAMES,
     ONE_PACK,
     PACK,
     PENALTY_MASK,
@@ -32,7 +33,6 @@ PLAYING: Final = "playing"
 MOON: Final = "moon_choice"
 GAME_OVER: Final = "game_over"
 PASS_COUNT: Final = 3
-_NAMES: Final = tuple(card_name(c) for c in range(2 * PACK))
 _PC: Final = SUIT_PLAYS[0]
 _PD: Final = SUIT_PLAYS[1]
 _PS: Final = SUIT_PLAYS[2]
@@ -420,7 +420,7 @@ class State:
         if not hand & bit:
             bit <<= PACK
             if not hand & bit:
-                name = _NAMES[card]
+                name = NAMES[card]
                 raise IllegalAction("card_not_in_hand", f"{name} is not in your hand", card=name)
             card += PACK
         legal = self._legal
@@ -458,10 +458,10 @@ class State:
         )
 
     def _illegal_play_reason(self, hand: int, card: int) -> EngineError:
-        name = _NAMES[card]
+        name = NAMES[card]
         if not self.trick:
             if self.first_trick:
-                lead = _NAMES[self.first_lead_card]
+                lead = NAMES[self.first_lead_card]
                 return IllegalAction(
                     "must_lead_lowest_club",
                     f"the first trick must be led with the {lead}",
@@ -510,7 +510,7 @@ class State:
             self.carried |= mask
             self.tricks.append((leader, cards, -1))
             self.turn = leader
-            events.append(_ev("trick_carried", {"leader": leader, "cards": [_NAMES[c] for c in cards]}))
+            events.append(_ev("trick_carried", {"leader": leader, "cards": [NAMES[c] for c in cards]}))
             return
         winner = leader if idx < 0 else (leader + idx) % self.options.players
         self.taken[winner] |= mask | self.carried
@@ -520,7 +520,7 @@ class State:
         data = {
             "seat": winner,
             "trick": len(tricks),
-            "cards": [_NAMES[c] for c in cards],
+            "cards": [NAMES[c] for c in cards],
             "points": self.points_of(mask) if mask & self.options.scoring_mask else 0,
         }
         events.append(_new_tuple(Event, ("trick_won", data, None)))
@@ -544,7 +544,7 @@ class State:
             raise IllegalAction("bad_pass", "a pass cannot name a card twice", reason="duplicate")
         missing = mask & ~self.hands[seat]
         if missing:
-            name = _NAMES[(missing & -missing).bit_length() - 1]
+            name = NAMES[(missing & -missing).bit_length() - 1]
             raise IllegalAction("bad_pass", f"{name} is not in your hand", reason="not_held", card=name)
         passes[seat] = mask
         target = (seat + pass_offset(self.options, self.hand_no)) % self.options.players
