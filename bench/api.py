@@ -103,7 +103,10 @@ def run() -> None:
     play_times: list[float] = []
     bare_times: list[float] = []
     queries: list[int] = []
+    keyed_queries: list[int] = []
+    keyed_times: list[float] = []
     ratios: list[float] = []
+    serial = 0
     for _ in range(ROUNDS):
         plays: list[float] = []
         bares: list[float] = []
@@ -113,12 +116,19 @@ def run() -> None:
                 game = Game(rng)
                 continue
             who, action, is_play = step
+            serial += 1
+            # Every third play carries an Idempotency-Key (its answer is stored with the move).
+            headers = {"HTTP_IDEMPOTENCY_KEY": f"k{serial}"} if serial % 3 == 0 else {}
             with CaptureQueriesContext(connection) as captured:
                 start = time.perf_counter()
-                r = who.post(f"/api/v1/tables/{game.table}/actions", action, format="json")
+                r = who.post(f"/api/v1/tables/{game.table}/actions", action, format="json", **headers)
                 elapsed = time.perf_counter() - start
             assert r.status_code == 200, r.json()
             if not is_play:
+                continue
+            if headers:
+                keyed_times.append(elapsed)
+                keyed_queries.append(len(captured))
                 continue
             plays.append(elapsed)
             queries.append(len(captured))
@@ -134,6 +144,8 @@ def run() -> None:
     print(f"bare_write_ms: {statistics.median(bare_times) * 1000:.2f}")
     print(f"play_vs_bare_write_ratio: {statistics.median(ratios):.2f}")
     print(f"queries_per_play: {statistics.median(queries):.0f}")
+    print(f"keyed_play_vs_bare_write_ratio: {statistics.median(keyed_times) / statistics.median(bare_times):.2f}")
+    print(f"queries_per_keyed_play: {statistics.median(keyed_queries):.0f}")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,14 @@ APP_PREFIX = "hk_app_"
 PLAYER_PREFIX = "hk_player_"
 
 
-def _hash(secret: str) -> str:
+def key_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_secret(prefix: str) -> tuple[str, str]:
+    """A fresh key or token (256 random bits after its prefix) and the hash that is stored."""
+    secret = prefix + secrets.token_urlsafe(32)
+    return secret, key_hash(secret)
 
 
 @dataclass(frozen=True)
@@ -30,11 +36,19 @@ class Principal:
     def is_app(self) -> bool:
         return self.player is None
 
+    @property
+    def owner(self) -> str:
+        """Who this is, as a stable string ('player:7', 'app:2'), for idempotency keys."""
+        if self.player is not None:
+            return f"player:{self.player.pk}"
+        assert self.app is not None
+        return f"app:{self.app.pk}"
+
 
 def app_create(*, name: str) -> tuple[App, str]:
     """A new app and its API key; the key is returned once and never stored."""
-    key = APP_PREFIX + secrets.token_urlsafe(32)
-    return App.objects.create(name=name, key_hash=_hash(key)), key
+    key, hashed = new_secret(APP_PREFIX)
+    return App.objects.create(name=name, key_hash=hashed), key
 
 
 def player_create(*, app: App | None, name: str, external_id: str = "") -> tuple[Player, str]:
@@ -45,14 +59,14 @@ def player_create(*, app: App | None, name: str, external_id: str = "") -> tuple
 
 
 def token_issue(*, player: Player) -> str:
-    token = PLAYER_PREFIX + secrets.token_urlsafe(32)
-    PlayerToken.objects.create(player=player, token_hash=_hash(token))
+    token, hashed = new_secret(PLAYER_PREFIX)
+    PlayerToken.objects.create(player=player, token_hash=hashed)
     return token
 
 
 def token_revoke(*, token: str) -> bool:
     """Revoke one token; True when it existed and was live."""
-    n = PlayerToken.objects.filter(token_hash=_hash(token), revoked_at__isnull=True).update(
+    n = PlayerToken.objects.filter(token_hash=key_hash(token), revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
     return n > 0
@@ -61,12 +75,12 @@ def token_revoke(*, token: str) -> bool:
 def authenticate(secret: str) -> Principal | None:
     """The principal a presented key or token belongs to, or None."""
     if secret.startswith(APP_PREFIX):
-        app = App.objects.filter(key_hash=_hash(secret)).first()
+        app = App.objects.filter(key_hash=key_hash(secret)).first()
         return Principal(app=app, player=None) if app else None
     if secret.startswith(PLAYER_PREFIX):
         row = (
             PlayerToken.objects.select_related("player__app")
-            .filter(token_hash=_hash(secret), revoked_at__isnull=True)
+            .filter(token_hash=key_hash(secret), revoked_at__isnull=True)
             .first()
         )
         return Principal(app=row.player.app, player=row.player) if row else None

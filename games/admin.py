@@ -1,8 +1,50 @@
 """Django admin for tables and everything stored about them; the move log is read-only."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils import timezone
 
-from games.models import Hand, Move, Player, ScoreRow, Seat, Table
+from games import accounts
+from games.models import App, Hand, IdempotentRequest, Move, Player, PlayerToken, ScoreRow, Seat, Table
+
+
+@admin.register(App)
+class AppAdmin(admin.ModelAdmin):
+    """Adding an app here issues its API key: shown once in the confirmation message, stored hashed."""
+
+    list_display = ("id", "name", "created_at")
+    fields = ("name",)
+    search_fields = ("name",)
+
+    def save_model(self, request, obj, form, change) -> None:  # type: ignore[no-untyped-def]
+        if not change:
+            key, obj.key_hash = accounts.new_secret(accounts.APP_PREFIX)
+            super().save_model(request, obj, form, change)
+            messages.warning(request, f"API key for {obj.name} (shown only now, copy it): {key}")
+            return
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(PlayerToken)
+class PlayerTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued through the API; here they can be seen (hash only) and revoked."""
+
+    list_display = ("id", "player", "created_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    readonly_fields = ("player", "token_hash", "created_at", "revoked_at")
+    actions = ["revoke"]
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+@admin.register(IdempotentRequest)
+class IdempotentRequestAdmin(admin.ModelAdmin):
+    list_display = ("owner", "key", "status", "created_at")
+    readonly_fields = ("owner", "key", "fingerprint", "status", "body", "created_at")
 
 
 class SeatInline(admin.TabularInline):
@@ -14,7 +56,7 @@ class SeatInline(admin.TabularInline):
 class TableAdmin(admin.ModelAdmin):
     list_display = ("id", "status", "hand_number", "version", "created_at")
     list_filter = ("status",)
-    readonly_fields = ("version", "seed", "state", "hand_number")
+    readonly_fields = ("version", "seed", "state", "hand_number", "deadline")
     inlines = [SeatInline]
 
 

@@ -56,6 +56,19 @@ class Table(models.Model):
     seed = models.CharField(max_length=128, help_text="The game seed: secret until the game is over.")
     state = models.JSONField(null=True, blank=True)
     hand_number = models.PositiveIntegerField(default=0)
+    seating = models.JSONField(
+        default=list,
+        help_text="The seats as players see them, kept in step by games.services (one read per table).",
+    )
+    clocks = models.JSONField(
+        default=dict, help_text="Seconds per pass, play and moon choice (null: no clock)."
+    )
+    deadline = models.DateTimeField(
+        null=True,
+        blank=True,
+        db_index=True,
+        help_text="When the seat(s) to act time out; null without a clock.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -132,6 +145,7 @@ class Move(models.Model):
         PASS = "pass"
         PLAY = "play"
         MOON = "moon"
+        ABANDON = "abandon"
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="moves")
     seq = models.PositiveIntegerField(help_text="The table version this move produced.")
@@ -139,6 +153,9 @@ class Move(models.Model):
     position = models.PositiveSmallIntegerField(null=True, blank=True)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     payload = models.JSONField(default=dict, blank=True)
+    events = models.JSONField(
+        default=list, blank=True, help_text="What the move caused: [type, data, seat or null for everyone]."
+    )
     idempotency_key = models.CharField(max_length=128, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -152,3 +169,18 @@ class Move(models.Model):
                 name="move_idempotency_key_unique",
             ),
         ]
+
+
+class IdempotentRequest(models.Model):
+    """The first answer to a request sent with an Idempotency-Key, kept so that a retry gets the
+    same bytes back. Written in the same transaction as the change the request made."""
+
+    owner = models.CharField(max_length=40, help_text="Whose key: 'player:<id>' or 'app:<id>'.")
+    key = models.CharField(max_length=128)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the method, path and body.")
+    status = models.PositiveSmallIntegerField()
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "key"], name="idempotent_request_unique")]

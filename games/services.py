@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
+from bots import LEVELS
 from games.engine import (
+    GAME_OVER,
+    PASSING,
     EngineError,
     Event,
     MoonChoice,
@@ -24,7 +29,7 @@ from games.engine import (
     state_to_dict,
 )
 from games.engine.deal import pass_direction
-from games.models import App, Hand, Move, Player, ScoreRow, Seat, Table
+from games.models import App, Hand, IdempotentRequest, Move, Player, ScoreRow, Seat, Table
 
 # Engine codes about the shape of the input (HTTP 400); every other engine code is a rule (422).
 MALFORMED_CODES = frozenset({"invalid_card", "invalid_action", "invalid_option", "invalid_seat"})
@@ -35,6 +40,12 @@ _STATUS_OF_PHASE = {
     "game_over": Table.Status.FINISHED,
 }
 _KIND_OF_ACTION = {Pass: Move.Kind.PASS, Play: Move.Kind.PLAY, MoonChoice: Move.Kind.MOON}
+_PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "updated_at"]
+_CLOCK_OF_PHASE = {"passing": "pass", "playing": "play", "moon_choice": "moon"}
+
+# Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away.
+CLOCK_DEFAULTS: dict[str, int | None] = {"pass": 60, "play": 30, "moon": 30, "away_after": 2}
+_CLOCK_LIMITS = {"pass": (5, 86_400), "play": (5, 86_400), "moon": (5, 86_400), "away_after": (1, 20)}
 
 
 class ServiceError(Exception):
@@ -53,139 +64,306 @@ class ServiceError(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an action did: the table after it, the engine events, and whether this was a repeat
-    of an earlier request with the same idempotency key (then nothing was applied again)."""
+    """What a request did: the table after it, and the engine events of the action.
+    With an idempotency key, `response` is the (status, body) answered the first time, and
+    `replayed` says this request repeated it (then nothing was applied again and `table` is None)."""
 
-    table: Table
+    table: Table | None
     events: list[Event] = field(default_factory=list)
+    response: tuple[int, str] | None = None
     replayed: bool = False
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """An Idempotency-Key sent with a request: `owner` is who sent it ('player:7', 'app:2'),
+    `fingerprint` identifies the request (a hash of method, path and body), and `render` turns
+    the outcome into the (status, body) that is stored and answered to every repeat."""
+
+    owner: str
+    key: str
+    fingerprint: str
+    render: Callable[[Outcome], tuple[int, str]]
+
+
+class _Unscoped:
+    """Scope of service calls made by the service itself (tasks), which see every table."""
+
+
+UNSCOPED = _Unscoped()
+Scope = App | None | _Unscoped
+
+
+def clocks_from(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
+    """Validated turn clocks: the defaults, overridden per key; null turns a clock off."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ServiceError("invalid_clock", "clocks is an object like {'play': 30}", kind="malformed")
+    clocks = dict(CLOCK_DEFAULTS)
+    for name, value in raw.items():
+        if name not in CLOCK_DEFAULTS:
+            raise ServiceError(
+                "invalid_clock",
+                f"unknown clock {name!r}; known: {', '.join(CLOCK_DEFAULTS)}",
+                kind="malformed",
+                clock=str(name),
+            )
+        low, high = _CLOCK_LIMITS[name]
+        if value is None and name != "away_after":
+            clocks[name] = None
+            continue
+        if type(value) is not int or not low <= value <= high:
+            raise ServiceError(
+                "invalid_clock",
+                f"clock {name!r} must be a whole number from {low} to {high}"
+                + ("" if name == "away_after" else " (seconds), or null for no clock"),
+                kind="malformed",
+                clock=name,
+            )
+        clocks[name] = value
+    return clocks
 
 
 def table_create(
     *,
     options: Mapping[str, Any] | None = None,
     bots: Mapping[int, str] | None = None,
+    clocks: Mapping[str, Any] | None = None,
     seed: str | None = None,
     app: App | None = None,
-) -> Table:
-    """A new open table; `bots` fills seats with bots of the given level at once."""
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """A new open table; `bots` fills seats with bots of the given level at once (a table of
+    bots only starts at once)."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
         raise ServiceError.from_engine(exc) from exc
+    clock_set = clocks_from(clocks)
     bots = dict(bots or {})
-    for position in bots:
+    for position, level in bots.items():
         if type(position) is not int or not 0 <= position < opts.players:
             raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
-    with transaction.atomic():
-        table = Table.objects.create(app=app, options=opts.to_dict(), seed=seed or new_seed())
-        Seat.objects.bulk_create(
+        _check_level(level)
+
+    def act() -> Outcome:
+        table = Table.objects.create(
+            app=app, options=opts.to_dict(), clocks=clock_set, seed=seed or new_seed()
+        )
+        seats = Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
         )
         for position, level in sorted(bots.items()):
-            _log(table, Move.Kind.ADD_BOT, position, {"level": level})
-        _start_if_full(table)
+            _log(
+                table,
+                Move.Kind.ADD_BOT,
+                position,
+                {"level": level},
+                [_public("bot_added", seat=position, level=level)],
+            )
+        _seated(table, seats)
+        _start_if_full(table, seats)
         table.save()
-    return table
+        return Outcome(table)
+
+    return _run(act, idempotency)
 
 
 def seat_join(
-    *, table_id: int, player: Player, position: int | None = None, expected_version: int | None = None
+    *,
+    table_id: int,
+    player: Player,
+    position: int | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
 ) -> Outcome:
     """Seat a player (at `position`, or the lowest open seat); the game starts when every seat is taken."""
-    with transaction.atomic():
-        table = _locked(table_id)
+
+    def act() -> Outcome:
+        table, seats = _locked(table_id, scope)
         _check_version(table, expected_version)
         _require_open(table)
-        seats = list(table.seats.all())
         if any(s.player_id == player.pk for s in seats):
             raise ServiceError("already_seated", "you already have a seat at this table", kind="conflict")
         seat = _open_seat(seats, position)
         seat.player = player
         seat.save(update_fields=["player"])
-        _log(table, Move.Kind.JOIN, seat.position, {"player": player.pk})
-        _start_if_full(table)
+        event = _public("seat_taken", seat=seat.position, player=player.pk, name=player.name)
+        _log(table, Move.Kind.JOIN, seat.position, {"player": player.pk}, [event])
+        _seated(table, seats)
+        _start_if_full(table, seats)
         table.save()
         return Outcome(table)
+
+    return _run(act, idempotency)
 
 
 def bot_add(
-    *, table_id: int, level: str = "random", position: int | None = None, expected_version: int | None = None
+    *,
+    table_id: int,
+    level: str = "random",
+    position: int | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
 ) -> Outcome:
     """Put a bot in a seat (the lowest open seat unless `position` is given)."""
-    if not level or len(level) > 32:
-        raise ServiceError("invalid_bot_level", "a bot level is a short non-empty name", kind="malformed")
-    with transaction.atomic():
-        table = _locked(table_id)
+    _check_level(level)
+
+    def act() -> Outcome:
+        table, seats = _locked(table_id, scope)
         _check_version(table, expected_version)
         _require_open(table)
-        seat = _open_seat(list(table.seats.all()), position)
+        seat = _open_seat(seats, position)
         seat.bot_level = level
         seat.save(update_fields=["bot_level"])
-        _log(table, Move.Kind.ADD_BOT, seat.position, {"level": level})
-        _start_if_full(table)
+        event = _public("bot_added", seat=seat.position, level=level)
+        _log(table, Move.Kind.ADD_BOT, seat.position, {"level": level}, [event])
+        _seated(table, seats)
+        _start_if_full(table, seats)
         table.save()
         return Outcome(table)
 
+    return _run(act, idempotency)
 
-def seat_leave(*, table_id: int, player: Player, expected_version: int | None = None) -> Outcome:
-    """Give up a seat before the game starts."""
-    with transaction.atomic():
-        table = _locked(table_id)
+
+def table_start(
+    *,
+    table_id: int,
+    fill_with: str = "basic",
+    player: Player | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Start now: every open seat gets a bot of level `fill_with`. A player must be seated to
+    start; an app (player None) may start any of its tables."""
+    _check_level(fill_with)
+
+    def act() -> Outcome:
+        table, seats = _locked(table_id, scope)
         _check_version(table, expected_version)
         _require_open(table)
-        seat = table.seats.filter(player=player).first()
+        if player is not None and not any(s.player_id == player.pk for s in seats):
+            raise ServiceError("not_seated", "only a seated player can start the table", kind="rules")
+        for seat in seats:
+            if not seat.taken:
+                seat.bot_level = fill_with
+                seat.save(update_fields=["bot_level"])
+                event = _public("bot_added", seat=seat.position, level=fill_with)
+                _log(table, Move.Kind.ADD_BOT, seat.position, {"level": fill_with}, [event])
+        _seated(table, seats)
+        _start_if_full(table, seats)
+        table.save()
+        return Outcome(table)
+
+    return _run(act, idempotency)
+
+
+def seat_leave(
+    *,
+    table_id: int,
+    player: Player,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Give up a seat before the game starts."""
+
+    def act() -> Outcome:
+        table, seats = _locked(table_id, scope)
+        _check_version(table, expected_version)
+        _require_open(table)
+        seat = next((s for s in seats if s.player_id == player.pk), None)
         if seat is None:
             raise ServiceError("not_seated", "you have no seat at this table", kind="conflict")
         seat.player = None
         seat.save(update_fields=["player"])
-        _log(table, Move.Kind.LEAVE, seat.position, {"player": player.pk})
+        event = _public("seat_left", seat=seat.position, player=player.pk)
+        _log(table, Move.Kind.LEAVE, seat.position, {"player": player.pk}, [event])
+        _seated(table, seats)
         table.save()
         return Outcome(table)
+
+    return _run(act, idempotency)
+
+
+def table_abandon(
+    *,
+    table_id: int,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Close an unfinished table for good (an operator's decision); its log stays readable."""
+
+    def act() -> Outcome:
+        table, _ = _locked(table_id, scope, with_seats=False)
+        _check_version(table, expected_version)
+        if table.status in (Table.Status.FINISHED, Table.Status.ABANDONED):
+            raise ServiceError("table_closed", f"the table is already {table.status}", kind="rules")
+        _log(table, Move.Kind.ABANDON, None, {}, [_public("table_abandoned")])
+        table.status = Table.Status.ABANDONED
+        table.deadline = None
+        table.save()
+        return Outcome(table)
+
+    return _run(act, idempotency)
 
 
 def action_submit(
     *,
     table_id: int,
-    position: int,
     action: Mapping[str, Any],
+    player: Player | None = None,
+    position: int | None = None,
     expected_version: int | None = None,
-    idempotency_key: str = "",
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
 ) -> Outcome:
-    """Apply one seat's pass, play or moon choice (the wire form of `games.engine` actions)."""
+    """Apply one seat's pass, play or moon choice (the wire form of `games.engine` actions): the
+    seat of `player`, or `position` when the service acts for a seat itself."""
     try:
         parsed = action_from_dict(action)
     except EngineError as exc:
         raise ServiceError.from_engine(exc) from exc
     payload = parsed.to_dict()
-    with transaction.atomic():
-        table = _locked(table_id)
-        if idempotency_key:
-            prior = table.moves.filter(position=position, idempotency_key=idempotency_key).first()
-            if prior is not None:
-                if prior.payload != payload:
-                    raise ServiceError(
-                        "idempotency_key_reused",
-                        "this idempotency key was used for a different action",
-                        kind="conflict",
-                    )
-                return Outcome(table, replayed=True)
+
+    def act() -> Outcome:
+        table, _ = _locked(table_id, scope, with_seats=False)
+        seat = position
+        if player is not None:
+            seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
+            if seat is None:
+                raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
+        if seat is None or not 0 <= seat < len(table.seating):
+            raise ServiceError("invalid_seat", f"no seat {seat!r} at this table", kind="malformed")
         if isinstance(parsed, Pass):
-            _check_version_for_pass(table, position, expected_version)
+            _check_version_for_pass(table, seat, expected_version)
         else:
             _check_version(table, expected_version)
-        if table.state is None:
-            raise ServiceError("not_started", "the game has not started yet", kind="rules")
+        if table.state is None or table.status == Table.Status.ABANDONED:
+            code, why = (
+                ("not_started", "has not started yet")
+                if table.state is None
+                else ("table_closed", "was abandoned")
+            )
+            raise ServiceError(code, f"the game {why}", kind="rules")
         state = state_from_dict(table.state)
-        scored_before = len(state.sheet)
+        before = (state.phase, state.hand_no, len(state.sheet))
         try:
-            events = state.push(position, parsed)
+            events = state.push(seat, parsed)
         except EngineError as exc:
             raise ServiceError.from_engine(exc) from exc
-        _log(table, _KIND_OF_ACTION[type(parsed)], position, payload, idempotency_key)
-        _store_state(table, state, scored_before)
-        table.save()
+        key = idempotency.key if idempotency else ""
+        _log(table, _KIND_OF_ACTION[type(parsed)], seat, payload, events, key)
+        _store_state(table, state, before)
+        table.save(update_fields=_PLAY_FIELDS)
         return Outcome(table, events)
+
+    return _run(act, idempotency)
 
 
 def table_replay(table: Table) -> State | None:
@@ -202,11 +380,74 @@ def table_replay(table: Table) -> State | None:
 # -- helpers ----------------------------------------------------------------------------
 
 
-def _locked(table_id: int) -> Table:
-    table = Table.objects.select_for_update().filter(pk=table_id).first()
-    if table is None:
+def _run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
+    """Run `act` in one transaction. With an idempotency key, the first answer is stored in that
+    same transaction, so a request either acted and left its answer or did neither; a repeat
+    (after the first committed, or racing it on the same key) gets the stored answer."""
+    if idempotency is None:
+        with transaction.atomic():
+            return act()
+    try:
+        with transaction.atomic():
+            out = act()
+            status, body = idempotency.render(out)
+            IdempotentRequest.objects.create(
+                owner=idempotency.owner,
+                key=idempotency.key,
+                fingerprint=idempotency.fingerprint,
+                status=status,
+                body=body,
+            )
+            return Outcome(out.table, out.events, (status, body))
+    except (ServiceError, IntegrityError):
+        # A repeat fails where the first succeeded (the seat already passed, the key's row
+        # exists): answer with the first response if there is one, else this refusal.
+        prior = IdempotentRequest.objects.filter(owner=idempotency.owner, key=idempotency.key).first()
+        if prior is None:
+            raise
+        if prior.fingerprint != idempotency.fingerprint:
+            raise ServiceError(
+                "idempotency_key_reused",
+                "this idempotency key was used for a different request",
+                kind="conflict",
+            ) from None
+        return Outcome(None, response=(prior.status, prior.body), replayed=True)
+
+
+def _locked(table_id: int, scope: Scope, *, with_seats: bool = True) -> tuple[Table, list[Seat]]:
+    """The table row, locked until the transaction ends, and (when asked) its seats with their players."""
+    tables = Table.objects.select_for_update(of=("self",)).filter(pk=table_id)
+    if not isinstance(scope, _Unscoped):
+        tables = tables.filter(app=scope)
+    table = tables.first()
+    if table is None:  # another app's table is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
-    return table
+    if not with_seats:
+        return table, []
+    return table, list(Seat.objects.filter(table=table).select_related("player"))
+
+
+def _seated(table: Table, seats: list[Seat]) -> None:
+    """Copy the seats onto the table row, so that a table is read (and acted on) in one query."""
+    table.seating = [
+        {
+            "position": s.position,
+            "player": s.player_id,
+            "name": s.player.name if s.player else None,
+            "bot": s.bot_level or None,
+        }
+        for s in seats
+    ]
+
+
+def _check_level(level: object) -> None:
+    if level not in LEVELS:
+        raise ServiceError(
+            "invalid_bot_level",
+            f"bot level must be one of {', '.join(LEVELS)}",
+            kind="malformed",
+            levels=list(LEVELS),
+        )
 
 
 def _check_version(table: Table, expected: int | None) -> None:
@@ -235,7 +476,7 @@ def _check_version_for_pass(table: Table, position: int, expected: int | None) -
 
 def _require_open(table: Table) -> None:
     if table.status != Table.Status.OPEN:
-        raise ServiceError("table_not_open", "the game has already started", kind="rules")
+        raise ServiceError("table_not_open", f"the table is {table.status}, no longer open", kind="rules")
 
 
 def _open_seat(seats: list[Seat], position: int | None) -> Seat:
@@ -252,8 +493,25 @@ def _open_seat(seats: list[Seat], position: int | None) -> Seat:
     raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
 
 
-def _log(table: Table, kind: str, position: int | None, payload: dict[str, Any], key: str = "") -> None:
+def _public(type: str, **data: Any) -> Event:
+    return Event(type, data, None)
+
+
+def _log(
+    table: Table,
+    kind: str,
+    position: int | None,
+    payload: dict[str, Any],
+    events: Iterable[Event] = (),
+    key: str = "",
+) -> None:
+    """Append one move and the events it caused, each as [type, data, the one seat allowed to see
+    it or None for everyone, hand number]."""
     table.version += 1
+    tagged, hand = [], table.hand_number
+    for e in events:  # each event carries the hand it belongs to (a move can end one and deal the next)
+        hand = e.data["hand"] if e.type == "hand_started" else hand
+        tagged.append([e.type, dict(e.data), e.to, hand])
     Move.objects.create(
         table=table,
         seq=table.version,
@@ -261,21 +519,24 @@ def _log(table: Table, kind: str, position: int | None, payload: dict[str, Any],
         kind=kind,
         position=position,
         payload=payload,
+        events=tagged,
         idempotency_key=key,
     )
 
 
-def _start_if_full(table: Table) -> None:
-    if table.status != Table.Status.OPEN or not all(s.taken for s in table.seats.all()):
+def _start_if_full(table: Table, seats: list[Seat]) -> None:
+    if table.status != Table.Status.OPEN or not all(s.taken for s in seats):
         return
-    _log(table, Move.Kind.START, None, {})
-    _store_state(table, State.new_game(Options.from_dict(table.options), table.seed))
+    events: list[Event] = [_public("game_started")]
+    state = State.new_game(Options.from_dict(table.options), table.seed, events)
+    _log(table, Move.Kind.START, None, {}, events)
+    _store_state(table, state, (None, 0, 0))
 
 
-def _store_state(table: Table, state: State, scored_before: int = 0) -> None:
-    """Save the engine state and keep the hand and scoresheet tables in step with it; only a
-    new hand or a newly scored one costs queries beyond the table row and the move."""
-    dealt_before = table.hand_number
+def _store_state(table: Table, state: State, before: tuple[str | None, int, int]) -> None:
+    """Save the engine state; keep the hand and scoresheet tables and the turn deadline in step
+    with it. Only a new hand or a newly scored one costs queries beyond the table row and the move."""
+    phase_before, dealt_before, scored_before = before
     table.state = state_to_dict(state)
     table.status = _STATUS_OF_PHASE[state.phase]
     table.hand_number = state.hand_no
@@ -294,3 +555,10 @@ def _store_state(table: Table, state: State, scored_before: int = 0) -> None:
             seed=seed,
             deal_commitment=seed_commitment(seed),
         )
+    # One clock for the whole pass (seats pass at once); a fresh one for every turn after.
+    same_pass = state.phase == PASSING and phase_before == PASSING and state.hand_no == dealt_before
+    if state.phase == GAME_OVER:
+        table.deadline = None
+    elif not same_pass:
+        seconds = table.clocks.get(_CLOCK_OF_PHASE[state.phase])
+        table.deadline = None if seconds is None else timezone.now() + dt.timedelta(seconds=seconds)

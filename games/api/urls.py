@@ -14,7 +14,12 @@ urlpatterns = [
     path("tables/<int:table_id>/join", views.JoinView.as_view()),
     path("tables/<int:table_id>/leave", views.LeaveView.as_view()),
     path("tables/<int:table_id>/bots", views.BotsView.as_view()),
+    path("tables/<int:table_id>/start", views.StartView.as_view()),
+    path("tables/<int:table_id>/abandon", views.AbandonView.as_view()),
     path("tables/<int:table_id>/actions", views.ActionsView.as_view()),
     path("tables/<int:table_id>/scoresheet", views.ScoresheetView.as_view()),
     path("tables/<int:table_id>/moves", views.MovesView.as_view()),
+    path("tables/<int:table_id>/events", views.EventsView.as_view()),
+    path("tables/<int:table_id>/hands", views.HandsView.as_view()),
+    path("tables/<int:table_id>/hands/<int:number>", views.HandView.as_view()),
 ]

@@ -3,22 +3,30 @@ answers with the viewer's view of the table (never the raw state)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import CursorPagination
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bots import LEVELS
 from games import accounts, services
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
 from games.engine import state_from_dict, view
-from games.models import Move, Player, Table
+from games.models import Hand, Move, Player, Table
 from games.services import ServiceError
 
 
@@ -82,6 +90,7 @@ def _visible_tables(principal: Principal) -> QuerySet[Table]:
 
 
 def _table(principal: Principal, table_id: int) -> Table:
+    """A table the caller may see (one query: the seats are stored on the table row)."""
     table = _visible_tables(principal).filter(pk=table_id).first()
     if table is None:  # another app's table is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
@@ -91,8 +100,7 @@ def _table(principal: Principal, table_id: int) -> Table:
 def _seat_of(table: Table, principal: Principal) -> int | None:
     if principal.player is None:
         return None
-    seat = table.seats.filter(player=principal.player).first()
-    return None if seat is None else seat.position
+    return next((s["position"] for s in table.seating if s["player"] == principal.player.pk), None)
 
 
 def _expected_version(request: Request) -> int | None:
@@ -109,29 +117,78 @@ def _expected_version(request: Request) -> int | None:
         raise ServiceError("invalid_version", msg, kind="malformed") from exc
 
 
+def _after(request: Request) -> int:
+    try:
+        after = int(request.query_params.get("after", "0"))
+    except ValueError:
+        after = -1
+    if after < 0:
+        raise ServiceError("invalid_after", "after must be a sequence number (0 or more)", kind="malformed")
+    return after
+
+
 def table_body(table: Table, principal: Principal) -> dict[str, Any]:
-    """The table as this principal may see it: seats, status, version and the engine's view."""
+    """The table as this principal may see it: seats, status, version, clocks and the engine's
+    view for their seat (a spectator's view for an app or an unseated player)."""
     seat = _seat_of(table, principal)
     body: dict[str, Any] = {
         "id": table.pk,
         "status": table.status,
         "version": table.version,
         "options": table.options,
-        "seats": [
-            {
-                "position": s.position,
-                "player": s.player_id,
-                "name": s.player.name if s.player else None,
-                "bot": s.bot_level or None,
-            }
-            for s in table.seats.select_related("player")
-        ],
+        "clocks": table.clocks,
+        "deadline": _time(table.deadline),
+        "seats": table.seating,
         "your_seat": seat,
         "game": None,
     }
     if table.state is not None:
-        body["game"] = view(state_from_dict(table.state), seat)
+        body["game"] = view(state_from_dict(table.state), seat, history=False)
     return body
+
+
+def _time(moment: dt.datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def _idempotency(request: Request, principal: Principal, status: int) -> services.Idempotency | None:
+    """The request's Idempotency-Key, with what identifies the request and how its answer is kept."""
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 128 or not key.isprintable():
+        raise ServiceError(
+            "invalid_idempotency_key",
+            "Idempotency-Key must be 1 to 128 printable characters",
+            kind="malformed",
+        )
+    digest = hashlib.sha256(
+        f"{request.method} {request.path}\n{request.headers.get('If-Match', '')}\n".encode()
+    )
+    digest.update(json.dumps(request.data, sort_keys=True, separators=(",", ":")).encode())
+
+    def render(out: services.Outcome) -> tuple[int, str]:
+        assert out.table is not None
+        return status, JSONRenderer().render(table_body(out.table, principal)).decode()
+
+    return services.Idempotency(principal.owner, key, digest.hexdigest(), render)
+
+
+def answer(
+    request: Request, call: Callable[[services.Idempotency | None], services.Outcome], status: int = 200
+) -> HttpResponseBase:
+    """Run one service call and answer with the caller's view of the table. With an
+    Idempotency-Key the answer is the stored first answer, byte for byte, on every repeat
+    (marked by the header `Idempotent-Replayed: true`)."""
+    principal = _principal(request)
+    out = call(_idempotency(request, principal, status))
+    if out.response is not None:
+        code, body = out.response
+        response = HttpResponse(body, status=code, content_type="application/json")
+        response["Idempotent-Replayed"] = "true" if out.replayed else "false"
+        return response
+    assert out.table is not None
+    return Response(table_body(out.table, principal), status=status)
 
 
 class PlayerOut(serializers.Serializer):
@@ -215,12 +272,22 @@ class TablesView(APIView):
     permission_classes = [IsPrincipal]
 
     class TableIn(serializers.Serializer):
-        options = serializers.DictField(required=False, default=dict)
-        bots = serializers.DictField(child=serializers.CharField(max_length=32), required=False, default=dict)
+        options = serializers.DictField(required=False, default=dict, help_text="Engine options (RULES.md)")
+        bots = serializers.DictField(
+            child=serializers.CharField(max_length=32),
+            required=False,
+            default=dict,
+            help_text='Seats to fill with bots at once, e.g. {"1": "basic", "2": "strong"}',
+        )
+        clocks = serializers.DictField(
+            required=False,
+            default=dict,
+            help_text="Seconds for a pass, a play and a moon choice (null: no clock), and away_after",
+        )
 
     @documented(
         params=[
-            OpenApiParameter("status", str),
+            OpenApiParameter("status", str, enum=list(Table.Status.values)),
             OpenApiParameter("open_seats", bool),
             OpenApiParameter("mine", bool),
             OpenApiParameter("cursor", str),
@@ -232,15 +299,23 @@ class TablesView(APIView):
         tables = _visible_tables(principal)
         status = request.query_params.get("status")
         if status:
+            if status not in Table.Status.values:
+                raise ServiceError(
+                    "invalid_filter",
+                    f"status must be one of {', '.join(Table.Status.values)}",
+                    kind="malformed",
+                )
             tables = tables.filter(status=status)
-        if request.query_params.get("open_seats") in ("1", "true"):
+        if _flag(request, "open_seats"):
             tables = tables.annotate(
                 free=Count("seats", filter=Q(seats__player__isnull=True, seats__bot_level=""))
             ).filter(status=Table.Status.OPEN, free__gt=0)
-        if request.query_params.get("mine") in ("1", "true") and principal.player is not None:
+        if _flag(request, "mine"):
+            if principal.player is None:
+                raise ServiceError("player_token_required", "mine=true needs a player's token", kind="rules")
             tables = tables.filter(seats__player=principal.player)
         paginator = TablePagination()
-        page = paginator.paginate_queryset(tables.prefetch_related("seats"), request, view=self)
+        page = paginator.paginate_queryset(tables, request, view=self)
         assert page is not None
         rows = [
             {
@@ -249,14 +324,16 @@ class TablesView(APIView):
                 "version": t.version,
                 "options": t.options,
                 "hand_number": t.hand_number,
-                "open_seats": sum(1 for s in t.seats.all() if not s.taken),
+                "deadline": _time(t.deadline),
+                "seats": t.seating,
+                "open_seats": sum(1 for s in t.seating if s["player"] is None and s["bot"] is None),
             }
             for t in page
         ]
         return paginator.get_paginated_response(rows)
 
-    @documented(request=TableIn, status=201)
-    def post(self, request: Request) -> Response:
+    @documented(request=TableIn, status=201, params=[_IDEMPOTENCY])
+    def post(self, request: Request) -> HttpResponseBase:
         principal = _principal(request)
         data = self.TableIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -268,8 +345,26 @@ class TablesView(APIView):
                 raise ServiceError(
                     "invalid_seat", f"bot seat {key!r} is not a number", kind="malformed"
                 ) from exc
-        table = services.table_create(options=data.validated_data["options"], bots=bots, app=principal.app)
-        return Response(table_body(table, principal), status=201)
+        return answer(
+            request,
+            lambda idem: services.table_create(
+                options=data.validated_data["options"],
+                bots=bots,
+                clocks=data.validated_data["clocks"],
+                app=principal.app,
+                idempotency=idem,
+            ),
+            status=201,
+        )
+
+
+def _flag(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name, "")
+    if raw.lower() in ("", "0", "false"):
+        return False
+    if raw.lower() in ("1", "true"):
+        return True
+    raise ServiceError("invalid_filter", f"{name} must be true or false", kind="malformed")
 
 
 class TableView(APIView):
@@ -301,86 +396,144 @@ class JoinView(_PlayerAction):
     class JoinIn(serializers.Serializer):
         position = serializers.IntegerField(required=False, min_value=0, max_value=9)
 
-    @documented(request=JoinIn, params=[_IF_MATCH])
-    def post(self, request: Request, table_id: int) -> Response:
+    @documented(request=JoinIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
         data = self.JoinIn(data=request.data)
         data.is_valid(raise_exception=True)
-        table = _table(principal, table_id)
-        out = services.seat_join(
-            table_id=table.pk,
-            player=player,
-            position=data.validated_data.get("position"),
-            expected_version=_expected_version(request),
+        return answer(
+            request,
+            lambda idem: services.seat_join(
+                table_id=table_id,
+                player=player,
+                position=data.validated_data.get("position"),
+                expected_version=_expected_version(request),
+                scope=principal.app,
+                idempotency=idem,
+            ),
         )
-        return Response(table_body(out.table, principal))
 
 
 class LeaveView(_PlayerAction):
     """POST /tables/{id}/leave: give up your seat before the game starts."""
 
-    @documented(params=[_IF_MATCH])
-    def post(self, request: Request, table_id: int) -> Response:
+    @documented(params=[_IF_MATCH, _IDEMPOTENCY])
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
-        table = _table(principal, table_id)
-        out = services.seat_leave(
-            table_id=table.pk, player=player, expected_version=_expected_version(request)
+        return answer(
+            request,
+            lambda idem: services.seat_leave(
+                table_id=table_id,
+                player=player,
+                expected_version=_expected_version(request),
+                scope=principal.app,
+                idempotency=idem,
+            ),
         )
-        return Response(table_body(out.table, principal))
 
 
 class BotsView(APIView):
-    """POST /tables/{id}/bots {level?, position?}: seat a bot."""
+    """POST /tables/{id}/bots {level?, position?}: seat a bot (an app key or any player of the
+    table's app may)."""
 
     permission_classes = [IsPrincipal]
 
     class BotIn(serializers.Serializer):
-        level = serializers.CharField(max_length=32, required=False, default="random")
+        level = serializers.ChoiceField(choices=list(LEVELS), required=False, default="basic")
         position = serializers.IntegerField(required=False, min_value=0, max_value=9)
 
-    @documented(request=BotIn, params=[_IF_MATCH])
-    def post(self, request: Request, table_id: int) -> Response:
+    @documented(request=BotIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         data = self.BotIn(data=request.data)
         data.is_valid(raise_exception=True)
-        table = _table(principal, table_id)
-        out = services.bot_add(
-            table_id=table.pk,
-            level=data.validated_data["level"],
-            position=data.validated_data.get("position"),
-            expected_version=_expected_version(request),
+        return answer(
+            request,
+            lambda idem: services.bot_add(
+                table_id=table_id,
+                level=data.validated_data["level"],
+                position=data.validated_data.get("position"),
+                expected_version=_expected_version(request),
+                scope=principal.app,
+                idempotency=idem,
+            ),
         )
-        return Response(table_body(out.table, principal))
+
+
+class StartView(APIView):
+    """POST /tables/{id}/start {fill_with?}: start now, with bots of level `fill_with` in every
+    open seat (a seated player or the app may start). A full table starts by itself."""
+
+    permission_classes = [IsPrincipal]
+
+    class StartIn(serializers.Serializer):
+        fill_with = serializers.ChoiceField(choices=list(LEVELS), required=False, default="basic")
+
+    @documented(request=StartIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
+        principal = _principal(request)
+        data = self.StartIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        return answer(
+            request,
+            lambda idem: services.table_start(
+                table_id=table_id,
+                fill_with=data.validated_data["fill_with"],
+                player=principal.player,
+                expected_version=_expected_version(request),
+                scope=principal.app,
+                idempotency=idem,
+            ),
+        )
+
+
+class AbandonView(APIView):
+    """POST /tables/{id}/abandon (app key): close an unfinished table for good."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(params=[_IF_MATCH, _IDEMPOTENCY])
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
+        principal = _principal(request)
+        if not principal.is_app:
+            raise ServiceError("app_key_required", "only the table's app can abandon it", kind="rules")
+        return answer(
+            request,
+            lambda idem: services.table_abandon(
+                table_id=table_id,
+                expected_version=_expected_version(request),
+                scope=principal.app,
+                idempotency=idem,
+            ),
+        )
 
 
 class ActionsView(_PlayerAction):
     """POST /tables/{id}/actions: pass {"type":"pass","cards":[...]}, play {"type":"play","card":"QS"}
     or moon {"type":"moon","choice":"add"}, for the caller's own seat. Headers: If-Match (the
-    version you saw) and Idempotency-Key (a retry with the same key never acts twice)."""
+    version you saw) and Idempotency-Key (a retry with the same key never acts twice and gets
+    the first answer back)."""
 
     @documented(request=ActionIn, params=[_IF_MATCH, _IDEMPOTENCY])
-    def post(self, request: Request, table_id: int) -> Response:
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
-        self.player(request)
-        table = _table(principal, table_id)
-        seat = _seat_of(table, principal)
-        if seat is None:
-            raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
+        player = self.player(request)
         if not isinstance(request.data, dict):
             raise ServiceError("invalid_action", "an action is a JSON object with a 'type'", kind="malformed")
         action = {k: v for k, v in request.data.items() if k != "expected_version"}
-        out = services.action_submit(
-            table_id=table.pk,
-            position=seat,
-            action=action,
-            expected_version=_expected_version(request),
-            idempotency_key=request.headers.get("Idempotency-Key", "")[:128],
+        return answer(
+            request,
+            lambda idem: services.action_submit(
+                table_id=table_id,
+                player=player,
+                action=action,
+                expected_version=_expected_version(request),
+                scope=principal.app,
+                idempotency=idem,
+            ),
         )
-        body = table_body(out.table, principal)
-        body["replayed"] = out.replayed
-        return Response(body)
 
 
 class ScoresheetView(APIView):
@@ -396,36 +549,126 @@ class ScoresheetView(APIView):
             row = rows.setdefault(r.hand_number, {"hand": r.hand_number, "points": [], "totals": []})
             row["points"].append(r.points)
             row["totals"].append(r.total)
-        return Response({"hands": list(rows.values())})
+        return Response(
+            {"hands": list(rows.values()), "totals": list(rows.values())[-1]["totals"] if rows else []}
+        )
+
+
+def _hand_over(table: Table, hand: int) -> bool:
+    """Whether hand `hand` is over, so that its deal and passes are public."""
+    return hand < table.hand_number or table.status == Table.Status.FINISHED
+
+
+def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
+    """One logged move as `seat` may see it: a pass shows its cards only to the seat that passed,
+    until its hand is over."""
+    payload = move.payload
+    if move.kind == Move.Kind.PASS and move.position != seat and not _hand_over(table, move.hand):
+        payload = {"type": "pass"}
+    return {
+        "seq": move.seq,
+        "hand": move.hand,
+        "kind": move.kind,
+        "position": move.position,
+        "payload": payload,
+        "at": _time(move.created_at),
+    }
+
+
+def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
+    """The events of these moves that `seat` may see (None: only public ones), each with the
+    sequence number of the move that caused it."""
+    return [
+        {"seq": m.seq, "hand": hand, "type": kind, **data}
+        for m in moves
+        for kind, data, to, hand in m.events
+        if to is None or to == seat
+    ]
+
+
+PAGE = 500
 
 
 class MovesView(APIView):
-    """GET /tables/{id}/moves?after=N: the move log after sequence N. A pass shows its cards only
-    to the seat that passed, until that hand is over."""
+    """GET /tables/{id}/moves?after=N: the move log after sequence N (500 at most per page)."""
 
     permission_classes = [IsPrincipal]
 
     @documented(params=[OpenApiParameter("after", int)])
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
+        after = _after(request)
         table = _table(principal, table_id)
-        try:
-            after = int(request.query_params.get("after", "0"))
-        except ValueError as exc:
-            raise ServiceError("invalid_after", "after must be a sequence number", kind="malformed") from exc
         seat = _seat_of(table, principal)
-        finished = table.status == Table.Status.FINISHED
-        out = []
-        for m in table.moves.filter(seq__gt=after).order_by("seq")[:500]:
-            payload = m.payload
-            if (
-                m.kind == Move.Kind.PASS
-                and m.position != seat
-                and not finished
-                and m.hand >= table.hand_number
-            ):
-                payload = {"type": "pass"}
-            out.append(
-                {"seq": m.seq, "hand": m.hand, "kind": m.kind, "position": m.position, "payload": payload}
-            )
-        return Response({"moves": out, "version": table.version})
+        moves = table.moves.filter(seq__gt=after).order_by("seq")[:PAGE]
+        return Response({"moves": [move_body(m, table, seat) for m in moves], "version": table.version})
+
+
+class EventsView(APIView):
+    """GET /tables/{id}/events?after=N: what happened after sequence N, as the caller may see it
+    (their own dealt, passed and received cards; everything public). Poll with after = the
+    `version` of the previous answer; nothing is missed or repeated."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(params=[OpenApiParameter("after", int)])
+    def get(self, request: Request, table_id: int) -> Response:
+        principal = _principal(request)
+        after = _after(request)
+        table = _table(principal, table_id)
+        moves = list(table.moves.filter(seq__gt=after).order_by("seq").only("seq", "events")[:PAGE])
+        last = moves[-1].seq if moves else max(after, 0)
+        return Response(
+            {
+                "events": events_for(moves, _seat_of(table, principal)),
+                "version": last if len(moves) == PAGE else table.version,
+                "more": len(moves) == PAGE,
+            }
+        )
+
+
+class HandsView(APIView):
+    """GET /tables/{id}/hands: every hand dealt so far, with its deal commitment; the seed of each
+    finished hand (SHA-256 of the seed is the commitment)."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented()
+    def get(self, request: Request, table_id: int) -> Response:
+        table = _table(_principal(request), table_id)
+        return Response({"hands": [_hand_summary(h) for h in table.hands.all()]})
+
+
+def _hand_summary(hand: Hand) -> dict[str, Any]:
+    return {
+        "number": hand.number,
+        "pass_direction": hand.pass_direction,
+        "deal_commitment": hand.deal_commitment,
+        "finished": hand.finished,
+        "seed": hand.seed if hand.finished else None,
+    }
+
+
+class HandView(APIView):
+    """GET /tables/{id}/hands/{n}: a hand's replay. Once it is over: the full record (deals,
+    passes, every trick, points, seed) and all its moves; before: its moves as the caller may
+    see them."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented()
+    def get(self, request: Request, table_id: int, number: int) -> Response:
+        principal = _principal(request)
+        table = _table(principal, table_id)
+        hand = table.hands.filter(number=number).first()
+        if hand is None:
+            raise ServiceError("not_found", f"no hand {number} at this table", kind="not_found")
+        seat = _seat_of(table, principal)
+        record = None
+        if hand.finished and table.state is not None:
+            history = state_from_dict(table.state).history
+            record = next((dict(r) for r in history if r["hand"] == number), None)
+        moves = table.moves.filter(hand=number, kind__in=["pass", "play", "moon"]).order_by("seq")
+        return Response(
+            {**_hand_summary(hand), "record": record, "moves": [move_body(m, table, seat) for m in moves]}
+        )

@@ -168,10 +168,13 @@ class State:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def new_game(cls, options: Options | None = None, seed: str | None = None) -> State:
-        """A new game, its first hand dealt from `seed` (a fresh secret seed when omitted)."""
+    def new_game(
+        cls, options: Options | None = None, seed: str | None = None, events: list[Event] | None = None
+    ) -> State:
+        """A new game, its first hand dealt from `seed` (a fresh secret seed when omitted); the
+        deal's events are appended to `events` when given."""
         st = State._blank(options or Options(), seed)
-        st._start_hand(1, [])
+        st._start_hand(1, events if events is not None else [])
         return st
 
     @classmethod

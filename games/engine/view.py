@@ -17,10 +17,10 @@ def visible_events(events: Iterable[Event], seat: int | None) -> list[dict[str, 
     return [e.to_dict() for e in events if e.to is None or e.to == seat]
 
 
-def view(state: State, seat: int | None) -> dict[str, Any]:
+def view(state: State, seat: int | None, *, history: bool = True) -> dict[str, Any]:
     """The state as `seat` may see it: their own cards, their own pass, received cards once
     every seat has passed, the cards played, trick winners, points and scores; full deals only
-    of finished hands; the game seed only once the game is over."""
+    of finished hands (left out with `history=False`); the game seed only once the game is over."""
     opts = state.options
     n = opts.players
     if seat is not None and (type(seat) is not int or not 0 <= seat < n):
@@ -47,9 +47,10 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "points_taken": [state.points_of(m & ~state.widow) for m in state.taken],
         "scores": list(state.totals),
         "scoresheet": [dict(row) for row in state.sheet],
-        "previous_hands": [dict(r) for r in state.history],
         "winners": list(state.winners) if state.phase == GAME_OVER else None,
     }
+    if history:
+        out["previous_hands"] = [dict(r) for r in state.history]
     if state.phase == PASSING:
         out["passed"] = [bool(p) for p in state.passes]
     if opts.variant == CANCELLATION:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 
@@ -21,7 +22,7 @@ def _players(n: int) -> list[Player]:
 
 
 def _full_table(players: int = 4, **options: object) -> Table:
-    table = table_create(options={"players": players, **options})
+    table = table_create(options={"players": players, **options}).table
     for p in _players(players):
         seat_join(table_id=table.pk, player=p)
     table.refresh_from_db()
@@ -61,7 +62,7 @@ def test_whole_game_through_services_is_stored_and_replays_exactly(players: int,
 
 
 def test_game_starts_when_the_last_seat_is_taken() -> None:
-    table = table_create(options={"players": 4}, bots={0: "random", 2: "random"})
+    table = table_create(options={"players": 4}, bots={0: "random", 2: "random"}).table
     a, b = _players(2)
     seat_join(table_id=table.pk, player=a)
     table.refresh_from_db()
@@ -95,18 +96,40 @@ def test_simultaneous_passes_with_the_same_version_never_reject_each_other() -> 
     assert table.status == Table.Status.PLAYING and table.version == seen + 4
 
 
-def test_repeated_idempotency_key_applies_once_and_a_different_body_is_refused() -> None:
+def _key(key: str, owner: str = "player:1") -> services.Idempotency:
+    """An idempotency key whose stored answer is the table version the request produced."""
+
+    def render(out: services.Outcome) -> tuple[int, str]:
+        assert out.table is not None
+        return 200, json.dumps({"version": out.table.version})
+
+    return services.Idempotency(owner, key, f"fp-{key}", render)
+
+
+def test_repeated_idempotency_key_applies_once_and_a_different_request_is_refused() -> None:
     table = _full_table(4)
     state = state_from_dict(table.state)
     first, other = state.legal_actions(1)[0].to_dict(), state.legal_actions(1)[1].to_dict()
-    done = action_submit(table_id=table.pk, position=1, action=first, idempotency_key="k-1")
-    again = action_submit(table_id=table.pk, position=1, action=first, idempotency_key="k-1")
+    done = action_submit(table_id=table.pk, position=1, action=first, idempotency=_key("k-1"))
+    again = action_submit(table_id=table.pk, position=1, action=first, idempotency=_key("k-1"))
     assert not done.replayed and again.replayed
-    assert again.table.version == done.table.version
+    assert again.response == done.response == (200, json.dumps({"version": table.version + 1}))
     assert Move.objects.filter(table=table, kind=Move.Kind.PASS).count() == 1
+    changed = services.Idempotency("player:1", "k-1", "fp-other", _key("k-1").render)
     with pytest.raises(ServiceError) as info:
-        action_submit(table_id=table.pk, position=1, action=other, idempotency_key="k-1")
+        action_submit(table_id=table.pk, position=1, action=other, idempotency=changed)
     assert info.value.code == "idempotency_key_reused"
+    # The same key from someone else is another key.
+    own = state.legal_actions(2)[0].to_dict()
+    fresh = action_submit(table_id=table.pk, position=2, action=own, idempotency=_key("k-1", "player:2"))
+    assert not fresh.replayed
+
+
+def test_a_retried_table_creation_creates_one_table() -> None:
+    first = table_create(options={"players": 4}, idempotency=_key("create-1", "app:9"))
+    again = table_create(options={"players": 4}, idempotency=_key("create-1", "app:9"))
+    assert again.replayed and again.response == first.response
+    assert Table.objects.count() == 1
 
 
 def test_engine_codes_pass_through_with_their_kind() -> None:
@@ -124,7 +147,7 @@ def test_engine_codes_pass_through_with_their_kind() -> None:
 
 
 def test_seats_join_leave_and_bots() -> None:
-    table = table_create(options={"players": 3})
+    table = table_create(options={"players": 3}).table
     a, b = _players(2)
     seat_join(table_id=table.pk, player=a, position=2)
     with pytest.raises(ServiceError) as info:
@@ -197,3 +220,31 @@ def test_twenty_racing_clients_submitting_the_same_play_apply_it_once() -> None:
     table.refresh_from_db()
     assert table.version == version + 1
     assert Move.objects.filter(table=table, kind=Move.Kind.PLAY).count() == 1
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_twenty_racing_retries_with_one_idempotency_key_act_once_and_all_get_the_first_answer() -> None:
+    table = _full_table(4, target_score=50)
+    action = state_from_dict(table.state).legal_actions(2)[0].to_dict()
+    barrier = threading.Barrier(20)
+    answers: list[tuple[bool, tuple[int, str] | None]] = []
+    lock = threading.Lock()
+
+    def client() -> None:
+        barrier.wait()
+        try:
+            out = action_submit(table_id=table.pk, position=2, action=action, idempotency=_key("race"))
+        finally:
+            connection.close()
+        with lock:
+            answers.append((out.replayed, out.response))
+
+    threads = [threading.Thread(target=client) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(replayed for replayed, _ in answers) == [False] + [True] * 19
+    assert len({response for _, response in answers}) == 1
+    assert Move.objects.filter(table=table, kind=Move.Kind.PASS).count() == 1
