@@ -124,6 +124,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "bots.LEVELS"},
 }
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()

@@ -24,17 +24,11 @@ from rest_framework.views import APIView
 from bots import LEVELS
 from games import accounts, services
 from games.accounts import Principal
+from games.api import schemas
 from games.api.auth import IsPrincipal
 from games.engine import state_from_dict, view
 from games.models import Hand, Move, Player, Table
 from games.services import ServiceError
-
-
-class ErrorOut(serializers.Serializer):
-    """Every error body: a stable code, a human detail, and any structured fields of the error."""
-
-    code = serializers.CharField()
-    detail = serializers.CharField()
 
 
 class ActionIn(serializers.Serializer):
@@ -49,7 +43,7 @@ class ActionIn(serializers.Serializer):
     expected_version = serializers.IntegerField(required=False)
 
 
-_ERRORS = dict.fromkeys((400, 401, 404, 409, 422), ErrorOut)
+_ERRORS = dict.fromkeys((400, 401, 404, 409, 422), schemas.ErrorOut)
 
 
 def documented(
@@ -191,12 +185,6 @@ def answer(
     return Response(table_body(out.table, principal), status=status)
 
 
-class PlayerOut(serializers.Serializer):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    external_id = serializers.CharField()
-
-
 class GuestsView(APIView):
     """POST /guests: a self-service guest player and its bearer token (no credentials needed)."""
 
@@ -206,12 +194,12 @@ class GuestsView(APIView):
     class GuestIn(serializers.Serializer):
         name = serializers.CharField(max_length=64)
 
-    @documented(request=GuestIn, status=201)
+    @documented(ok=schemas.PlayerTokenOut, request=GuestIn, status=201)
     def post(self, request: Request) -> Response:
         data = self.GuestIn(data=request.data)
         data.is_valid(raise_exception=True)
         player, token = accounts.player_create(app=None, name=data.validated_data["name"])
-        return Response({"player": PlayerOut(player).data, "token": token}, status=201)
+        return Response({"player": schemas.PlayerOut(player).data, "token": token}, status=201)
 
 
 class PlayersView(APIView):
@@ -223,7 +211,7 @@ class PlayersView(APIView):
         name = serializers.CharField(max_length=64)
         external_id = serializers.CharField(max_length=128, required=False, default="")
 
-    @documented(request=PlayerIn, status=201)
+    @documented(ok=schemas.PlayerTokenOut, request=PlayerIn, status=201)
     def post(self, request: Request) -> Response:
         principal = _principal(request)
         if not principal.is_app:
@@ -231,7 +219,7 @@ class PlayersView(APIView):
         data = self.PlayerIn(data=request.data)
         data.is_valid(raise_exception=True)
         player, token = accounts.player_create(app=principal.app, **data.validated_data)
-        return Response({"player": PlayerOut(player).data, "token": token}, status=201)
+        return Response({"player": schemas.PlayerOut(player).data, "token": token}, status=201)
 
 
 class PlayerTokensView(APIView):
@@ -239,7 +227,7 @@ class PlayerTokensView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(status=201)
+    @documented(ok=schemas.TokenOut, status=201)
     def post(self, request: Request, player_id: int) -> Response:
         principal = _principal(request)
         player = Player.objects.filter(pk=player_id, app=principal.app).first() if principal.is_app else None
@@ -286,6 +274,7 @@ class TablesView(APIView):
         )
 
     @documented(
+        ok=schemas.TablePageOut,
         params=[
             OpenApiParameter("status", str, enum=list(Table.Status.values)),
             OpenApiParameter("open_seats", bool),
@@ -332,7 +321,7 @@ class TablesView(APIView):
         ]
         return paginator.get_paginated_response(rows)
 
-    @documented(request=TableIn, status=201, params=[_IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=TableIn, status=201, params=[_IDEMPOTENCY])
     def post(self, request: Request) -> HttpResponseBase:
         principal = _principal(request)
         data = self.TableIn(data=request.data)
@@ -372,7 +361,7 @@ class TableView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented()
+    @documented(ok=schemas.TableOut)
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         return Response(table_body(_table(principal, table_id), principal))
@@ -396,7 +385,7 @@ class JoinView(_PlayerAction):
     class JoinIn(serializers.Serializer):
         position = serializers.IntegerField(required=False, min_value=0, max_value=9)
 
-    @documented(request=JoinIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=JoinIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -418,7 +407,7 @@ class JoinView(_PlayerAction):
 class LeaveView(_PlayerAction):
     """POST /tables/{id}/leave: give up your seat before the game starts."""
 
-    @documented(params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -444,7 +433,7 @@ class BotsView(APIView):
         level = serializers.ChoiceField(choices=list(LEVELS), required=False, default="basic")
         position = serializers.IntegerField(required=False, min_value=0, max_value=9)
 
-    @documented(request=BotIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=BotIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         data = self.BotIn(data=request.data)
@@ -471,7 +460,7 @@ class StartView(APIView):
     class StartIn(serializers.Serializer):
         fill_with = serializers.ChoiceField(choices=list(LEVELS), required=False, default="basic")
 
-    @documented(request=StartIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=StartIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         data = self.StartIn(data=request.data)
@@ -494,7 +483,7 @@ class AbandonView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         if not principal.is_app:
@@ -516,7 +505,7 @@ class ActionsView(_PlayerAction):
     version you saw) and Idempotency-Key (a retry with the same key never acts twice and gets
     the first answer back)."""
 
-    @documented(request=ActionIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=ActionIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -541,7 +530,7 @@ class ScoresheetView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented()
+    @documented(ok=schemas.ScoresheetOut)
     def get(self, request: Request, table_id: int) -> Response:
         table = _table(_principal(request), table_id)
         rows: dict[int, dict[str, Any]] = {}
@@ -594,7 +583,7 @@ class MovesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(params=[OpenApiParameter("after", int)])
+    @documented(ok=schemas.MovesOut, params=[OpenApiParameter("after", int)])
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
@@ -611,7 +600,7 @@ class EventsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(params=[OpenApiParameter("after", int)])
+    @documented(ok=schemas.EventsOut, params=[OpenApiParameter("after", int)])
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
@@ -633,7 +622,7 @@ class HandsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented()
+    @documented(ok=schemas.HandsOut, op="v1_tables_hands_list")
     def get(self, request: Request, table_id: int) -> Response:
         table = _table(_principal(request), table_id)
         return Response({"hands": [_hand_summary(h) for h in table.hands.all()]})
@@ -656,7 +645,7 @@ class HandView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented()
+    @documented(ok=schemas.HandReplayOut)
     def get(self, request: Request, table_id: int, number: int) -> Response:
         principal = _principal(request)
         table = _table(principal, table_id)
