@@ -144,7 +144,8 @@ def run() -> None:
     print(f"bare_write_ms: {statistics.median(bare_times) * 1000:.2f}")
     print(f"play_vs_bare_write_ratio: {statistics.median(ratios):.2f}")
     print(f"queries_per_play: {statistics.median(queries):.0f}")
-    print(f"keyed_play_vs_bare_write_ratio: {statistics.median(keyed_times) / statistics.median(bare_times):.2f}")
+    keyed_ratio = statistics.median(keyed_times) / statistics.median(bare_times)
+    print(f"keyed_play_vs_bare_write_ratio: {keyed_ratio:.2f}")
     print(f"queries_per_keyed_play: {statistics.median(keyed_queries):.0f}")
 
 
