@@ -3,13 +3,12 @@ answers with the viewer's view of the table (never the raw state)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
@@ -22,12 +21,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bots import LEVELS
-from games import accounts, services
+from games import accounts, reads, services
 from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.engine import state_from_dict, view
-from games.models import Hand, Move, Player, Table
+from games.models import Player, Table
 from games.services import ServiceError
 
 
@@ -78,25 +76,6 @@ def _principal(request: Request) -> Principal:
     return user
 
 
-def _visible_tables(principal: Principal) -> QuerySet[Table]:
-    """An app sees its own tables; a player sees its app's tables (guests: the guest tables)."""
-    return Table.objects.filter(app=principal.app)
-
-
-def _table(principal: Principal, table_id: int) -> Table:
-    """A table the caller may see (one query: the seats are stored on the table row)."""
-    table = _visible_tables(principal).filter(pk=table_id).first()
-    if table is None:  # another app's table is indistinguishable from no table
-        raise ServiceError("not_found", "no such table", kind="not_found")
-    return table
-
-
-def _seat_of(table: Table, principal: Principal) -> int | None:
-    if principal.player is None:
-        return None
-    return next((s["position"] for s in table.seating if s["player"] == principal.player.pk), None)
-
-
 def _expected_version(request: Request) -> int | None:
     """The version the client saw: the If-Match header, else an `expected_version` field."""
     raw = request.headers.get("If-Match")
@@ -121,30 +100,6 @@ def _after(request: Request) -> int:
     return after
 
 
-def table_body(table: Table, principal: Principal) -> dict[str, Any]:
-    """The table as this principal may see it: seats, status, version, clocks and the engine's
-    view for their seat (a spectator's view for an app or an unseated player)."""
-    seat = _seat_of(table, principal)
-    body: dict[str, Any] = {
-        "id": table.pk,
-        "status": table.status,
-        "version": table.version,
-        "options": table.options,
-        "clocks": table.clocks,
-        "deadline": _time(table.deadline),
-        "seats": table.seating,
-        "your_seat": seat,
-        "game": None,
-    }
-    if table.state is not None:
-        body["game"] = view(state_from_dict(table.state), seat, history=False)
-    return body
-
-
-def _time(moment: dt.datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
-
-
 def _idempotency(request: Request, principal: Principal, status: int) -> services.Idempotency | None:
     """The request's Idempotency-Key, with what identifies the request and how its answer is kept."""
     key = request.headers.get("Idempotency-Key")
@@ -163,7 +118,7 @@ def _idempotency(request: Request, principal: Principal, status: int) -> service
 
     def render(out: services.Outcome) -> tuple[int, str]:
         assert out.table is not None
-        return status, JSONRenderer().render(table_body(out.table, principal)).decode()
+        return status, JSONRenderer().render(reads.table_body(out.table, principal)).decode()
 
     return services.Idempotency(principal.owner, key, digest.hexdigest(), render)
 
@@ -182,7 +137,7 @@ def answer(
         response["Idempotent-Replayed"] = "true" if out.replayed else "false"
         return response
     assert out.table is not None
-    return Response(table_body(out.table, principal), status=status)
+    return Response(reads.table_body(out.table, principal), status=status)
 
 
 class GuestsView(APIView):
@@ -285,7 +240,7 @@ class TablesView(APIView):
     )
     def get(self, request: Request) -> Response:
         principal = _principal(request)
-        tables = _visible_tables(principal)
+        tables = reads.visible_tables(principal)
         status = request.query_params.get("status")
         if status:
             if status not in Table.Status.values:
@@ -313,7 +268,7 @@ class TablesView(APIView):
                 "version": t.version,
                 "options": t.options,
                 "hand_number": t.hand_number,
-                "deadline": _time(t.deadline),
+                "deadline": reads.iso(t.deadline),
                 "seats": t.seating,
                 "open_seats": sum(1 for s in t.seating if s["player"] is None and s["bot"] is None),
             }
@@ -364,7 +319,7 @@ class TableView(APIView):
     @documented(ok=schemas.TableOut)
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
-        return Response(table_body(_table(principal, table_id), principal))
+        return Response(reads.table_body(reads.table_for(principal, table_id), principal))
 
 
 class _PlayerAction(APIView):
@@ -532,54 +487,12 @@ class ScoresheetView(APIView):
 
     @documented(ok=schemas.ScoresheetOut)
     def get(self, request: Request, table_id: int) -> Response:
-        table = _table(_principal(request), table_id)
-        rows: dict[int, dict[str, Any]] = {}
-        for r in table.score_rows.all():
-            row = rows.setdefault(r.hand_number, {"hand": r.hand_number, "points": [], "totals": []})
-            row["points"].append(r.points)
-            row["totals"].append(r.total)
-        return Response(
-            {"hands": list(rows.values()), "totals": list(rows.values())[-1]["totals"] if rows else []}
-        )
-
-
-def _hand_over(table: Table, hand: int) -> bool:
-    """Whether hand `hand` is over, so that its deal and passes are public."""
-    return hand < table.hand_number or table.status == Table.Status.FINISHED
-
-
-def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
-    """One logged move as `seat` may see it: a pass shows its cards only to the seat that passed,
-    until its hand is over."""
-    payload = move.payload
-    if move.kind == Move.Kind.PASS and move.position != seat and not _hand_over(table, move.hand):
-        payload = {"type": "pass"}
-    return {
-        "seq": move.seq,
-        "hand": move.hand,
-        "kind": move.kind,
-        "position": move.position,
-        "payload": payload,
-        "at": _time(move.created_at),
-    }
-
-
-def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
-    """The events of these moves that `seat` may see (None: only public ones), each with the
-    sequence number of the move that caused it."""
-    return [
-        {"seq": m.seq, "hand": hand, "type": kind, **data}
-        for m in moves
-        for kind, data, to, hand in m.events
-        if to is None or to == seat
-    ]
-
-
-PAGE = 500
+        return Response(reads.scoresheet(reads.table_for(_principal(request), table_id)))
 
 
 class MovesView(APIView):
-    """GET /tables/{id}/moves?after=N: the move log after sequence N (500 at most per page)."""
+    """GET /tables/{id}/moves?after=N: the move log after sequence N (500 at most per page);
+    another seat's pass shows no cards until its hand is over."""
 
     permission_classes = [IsPrincipal]
 
@@ -587,10 +500,7 @@ class MovesView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
-        table = _table(principal, table_id)
-        seat = _seat_of(table, principal)
-        moves = table.moves.filter(seq__gt=after).order_by("seq")[:PAGE]
-        return Response({"moves": [move_body(m, table, seat) for m in moves], "version": table.version})
+        return Response(reads.moves_after(reads.table_for(principal, table_id), principal, after))
 
 
 class EventsView(APIView):
@@ -604,16 +514,7 @@ class EventsView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
-        table = _table(principal, table_id)
-        moves = list(table.moves.filter(seq__gt=after).order_by("seq").only("seq", "events")[:PAGE])
-        last = moves[-1].seq if moves else max(after, 0)
-        return Response(
-            {
-                "events": events_for(moves, _seat_of(table, principal)),
-                "version": last if len(moves) == PAGE else table.version,
-                "more": len(moves) == PAGE,
-            }
-        )
+        return Response(reads.events_after(reads.table_for(principal, table_id), principal, after))
 
 
 class HandsView(APIView):
@@ -624,18 +525,7 @@ class HandsView(APIView):
 
     @documented(ok=schemas.HandsOut, op="v1_tables_hands_list")
     def get(self, request: Request, table_id: int) -> Response:
-        table = _table(_principal(request), table_id)
-        return Response({"hands": [_hand_summary(h) for h in table.hands.all()]})
-
-
-def _hand_summary(hand: Hand) -> dict[str, Any]:
-    return {
-        "number": hand.number,
-        "pass_direction": hand.pass_direction,
-        "deal_commitment": hand.deal_commitment,
-        "finished": hand.finished,
-        "seed": hand.seed if hand.finished else None,
-    }
+        return Response({"hands": reads.hands(reads.table_for(_principal(request), table_id))})
 
 
 class HandView(APIView):
@@ -648,16 +538,4 @@ class HandView(APIView):
     @documented(ok=schemas.HandReplayOut)
     def get(self, request: Request, table_id: int, number: int) -> Response:
         principal = _principal(request)
-        table = _table(principal, table_id)
-        hand = table.hands.filter(number=number).first()
-        if hand is None:
-            raise ServiceError("not_found", f"no hand {number} at this table", kind="not_found")
-        seat = _seat_of(table, principal)
-        record = None
-        if hand.finished and table.state is not None:
-            history = state_from_dict(table.state).history
-            record = next((dict(r) for r in history if r["hand"] == number), None)
-        moves = table.moves.filter(hand=number, kind__in=["pass", "play", "moon"]).order_by("seq")
-        return Response(
-            {**_hand_summary(hand), "record": record, "moves": [move_body(m, table, seat) for m in moves]}
-        )
+        return Response(reads.hand_replay(reads.table_for(principal, table_id), principal, number))

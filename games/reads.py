@@ -1,0 +1,147 @@
+"""What a caller may read, built only from each viewer's view: shared by REST, GraphQL and streams."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db.models import QuerySet
+
+from games.accounts import Principal
+from games.engine import state_from_dict, view
+from games.models import Hand, Move, Table
+from games.services import ServiceError
+
+PAGE = 500  # most moves or events answered at once
+
+
+def visible_tables(principal: Principal) -> QuerySet[Table]:
+    """An app sees its own tables; a player sees its app's tables (guests: the guest tables)."""
+    return Table.objects.filter(app=principal.app)
+
+
+def table_for(principal: Principal, table_id: int) -> Table:
+    """A table the caller may see (one query: the seats are stored on the table row)."""
+    table = visible_tables(principal).filter(pk=table_id).first()
+    if table is None:  # another app's table is indistinguishable from no table
+        raise ServiceError("not_found", "no such table", kind="not_found")
+    return table
+
+
+def seat_of(table: Table, principal: Principal) -> int | None:
+    if principal.player is None:
+        return None
+    return next((s["position"] for s in table.seating if s["player"] == principal.player.pk), None)
+
+
+def iso(moment: dt.datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def table_body(table: Table, principal: Principal) -> dict[str, Any]:
+    """The table as this principal may see it: seats, status, version, clocks and the engine's
+    view for their seat (a spectator's view for an app or an unseated player)."""
+    seat = seat_of(table, principal)
+    body: dict[str, Any] = {
+        "id": table.pk,
+        "status": table.status,
+        "version": table.version,
+        "options": table.options,
+        "clocks": table.clocks,
+        "deadline": iso(table.deadline),
+        "seats": table.seating,
+        "your_seat": seat,
+        "game": None,
+    }
+    if table.state is not None:
+        body["game"] = view(state_from_dict(table.state), seat, history=False)
+    return body
+
+
+def scoresheet(table: Table) -> dict[str, Any]:
+    """Points and running totals per finished hand, from the stored scoresheet rows."""
+    rows: dict[int, dict[str, Any]] = {}
+    for r in table.score_rows.all():
+        row = rows.setdefault(r.hand_number, {"hand": r.hand_number, "points": [], "totals": []})
+        row["points"].append(r.points)
+        row["totals"].append(r.total)
+    hands = list(rows.values())
+    return {"hands": hands, "totals": hands[-1]["totals"] if hands else []}
+
+
+def _hand_over(table: Table, hand: int) -> bool:
+    """Whether hand `hand` is over, so that its deal and passes are public."""
+    return hand < table.hand_number or table.status == Table.Status.FINISHED
+
+
+def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
+    """One logged move as `seat` may see it: a pass shows its cards only to the seat that passed,
+    until its hand is over."""
+    payload = move.payload
+    if move.kind == Move.Kind.PASS and move.position != seat and not _hand_over(table, move.hand):
+        payload = {"type": "pass"}
+    return {
+        "seq": move.seq,
+        "hand": move.hand,
+        "kind": move.kind,
+        "position": move.position,
+        "payload": payload,
+        "at": iso(move.created_at),
+    }
+
+
+def moves_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:
+    seat = seat_of(table, principal)
+    moves = table.moves.filter(seq__gt=after).order_by("seq")[:PAGE]
+    return {"moves": [move_body(m, table, seat) for m in moves], "version": table.version}
+
+
+def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
+    """The events of these moves that `seat` may see (None: only public ones), each with the
+    sequence number of the move that caused it and the hand it belongs to."""
+    return [
+        {"seq": m.seq, "hand": hand, "type": kind, **data}
+        for m in moves
+        for kind, data, to, hand in m.events
+        if to is None or to == seat
+    ]
+
+
+def events_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:
+    """The caller's events after sequence `after`; poll again with after = `version`."""
+    moves = list(table.moves.filter(seq__gt=after).order_by("seq").only("seq", "events")[:PAGE])
+    more = len(moves) == PAGE
+    return {
+        "events": events_for(moves, seat_of(table, principal)),
+        "version": moves[-1].seq if more else max(table.version, after),
+        "more": more,
+    }
+
+
+def hand_summary(hand: Hand) -> dict[str, Any]:
+    return {
+        "number": hand.number,
+        "pass_direction": hand.pass_direction,
+        "deal_commitment": hand.deal_commitment,
+        "finished": hand.finished,
+        "seed": hand.seed if hand.finished else None,
+    }
+
+
+def hands(table: Table) -> list[dict[str, Any]]:
+    return [hand_summary(h) for h in table.hands.all()]
+
+
+def hand_replay(table: Table, principal: Principal, number: int) -> dict[str, Any]:
+    """A hand's replay: once it is over, the full record (deals, passes, tricks, points, seed) and
+    every move; before, its moves as the caller may see them."""
+    hand = table.hands.filter(number=number).first()
+    if hand is None:
+        raise ServiceError("not_found", f"no hand {number} at this table", kind="not_found")
+    record = None
+    if hand.finished and table.state is not None:
+        history = state_from_dict(table.state).history
+        record = next((dict(r) for r in history if r["hand"] == number), None)
+    seat = seat_of(table, principal)
+    moves = table.moves.filter(hand=number, kind__in=["pass", "play", "moon"]).order_by("seq")
+    return {**hand_summary(hand), "record": record, "moves": [move_body(m, table, seat) for m in moves]}
