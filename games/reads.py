@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from games.accounts import Principal
 from games.engine import state_from_dict, view
@@ -18,6 +18,28 @@ PAGE = 500  # most moves or events answered at once
 def visible_tables(principal: Principal) -> QuerySet[Table]:
     """An app sees its own tables; a player sees its app's tables (guests: the guest tables)."""
     return Table.objects.filter(app=principal.app)
+
+
+def filtered_tables(
+    principal: Principal, *, status: str | None = None, open_seats: bool = False, mine: bool = False
+) -> QuerySet[Table]:
+    """The caller's tables with the list filters of both APIs; a bad filter is `invalid_filter`."""
+    tables = visible_tables(principal)
+    if status:
+        if status not in Table.Status.values:
+            raise ServiceError(
+                "invalid_filter", f"status must be one of {', '.join(Table.Status.values)}", kind="malformed"
+            )
+        tables = tables.filter(status=status)
+    if open_seats:
+        tables = tables.annotate(
+            free=Count("seats", filter=Q(seats__player__isnull=True, seats__bot_level=""))
+        ).filter(status=Table.Status.OPEN, free__gt=0)
+    if mine:
+        if principal.player is None:
+            raise ServiceError("player_token_required", "mine needs a player's token", kind="rules")
+        tables = tables.filter(seats__player=principal.player)
+    return tables
 
 
 def table_for(principal: Principal, table_id: int) -> Table:

@@ -117,6 +117,8 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
 }
 
+GRAPHENE = {"SCHEMA": "games.graphql.schema.schema", "MIDDLEWARE": []}
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Hearts service API",
     "DESCRIPTION": "Tables, seats, passes, plays and moon choices for the card game Hearts. Every error "

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from games.graphql.view import HeartsGraphQLView
 from hearts_service.views import healthz
 
 urlpatterns: list[URLPattern | URLResolver] = [
@@ -11,6 +12,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("games.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("graphql/", HeartsGraphQLView.as_view(), name="graphql"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
 

@@ -12,6 +12,7 @@ from games.services import ServiceError
 
 STATUS_OF_KIND = {
     "malformed": status.HTTP_400_BAD_REQUEST,
+    "auth": status.HTTP_401_UNAUTHORIZED,
     "not_found": status.HTTP_404_NOT_FOUND,
     "conflict": status.HTTP_409_CONFLICT,
     "rules": status.HTTP_422_UNPROCESSABLE_ENTITY,

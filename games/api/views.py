@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
@@ -240,24 +239,12 @@ class TablesView(APIView):
     )
     def get(self, request: Request) -> Response:
         principal = _principal(request)
-        tables = reads.visible_tables(principal)
-        status = request.query_params.get("status")
-        if status:
-            if status not in Table.Status.values:
-                raise ServiceError(
-                    "invalid_filter",
-                    f"status must be one of {', '.join(Table.Status.values)}",
-                    kind="malformed",
-                )
-            tables = tables.filter(status=status)
-        if _flag(request, "open_seats"):
-            tables = tables.annotate(
-                free=Count("seats", filter=Q(seats__player__isnull=True, seats__bot_level=""))
-            ).filter(status=Table.Status.OPEN, free__gt=0)
-        if _flag(request, "mine"):
-            if principal.player is None:
-                raise ServiceError("player_token_required", "mine=true needs a player's token", kind="rules")
-            tables = tables.filter(seats__player=principal.player)
+        tables = reads.filtered_tables(
+            principal,
+            status=request.query_params.get("status"),
+            open_seats=_flag(request, "open_seats"),
+            mine=_flag(request, "mine"),
+        )
         paginator = TablePagination()
         page = paginator.paginate_queryset(tables, request, view=self)
         assert page is not None

@@ -1,0 +1,1 @@
+"""GraphQL (graphene-django) over the same services and reads as REST: /graphql/."""

@@ -1,0 +1,469 @@
+"""The GraphQL schema: queries and one mutation per REST action, each calling the same service."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import graphene
+from graphene.types.generic import GenericScalar
+
+from bots import LEVELS
+from games import accounts, reads, services
+from games.accounts import Principal
+from games.graphql.types import Error, Table, TableRef
+from games.models import Player as PlayerModel
+from games.services import Idempotency, Outcome, ServiceError
+
+MAX_PAGE = 100
+
+
+def principal_of(info: Any, *, required: bool = True) -> Principal | None:
+    """The caller, authenticated by the view from `Authorization: Bearer ...`."""
+    principal = getattr(info.context, "principal", None)
+    if principal is None and required:
+        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
+    return principal
+
+
+def _principal(info: Any) -> Principal:
+    principal = principal_of(info)
+    assert principal is not None
+    return principal
+
+
+# -- queries ----------------------------------------------------------------------------
+
+
+class AppInfo(graphene.ObjectType):
+    id = graphene.Int(required=True)
+    name = graphene.String(required=True)
+
+
+class PlayerInfo(graphene.ObjectType):
+    id = graphene.Int(required=True)
+    name = graphene.String(required=True)
+    external_id = graphene.String(required=True)
+
+
+class Viewer(graphene.ObjectType):
+    kind = graphene.String(required=True, description="app or player")
+    app = graphene.Field(AppInfo, description="The app (null for a guest player)")
+    player = graphene.Field(PlayerInfo)
+
+
+class TableConnection(graphene.relay.Connection):
+    class Meta:
+        node = Table
+
+
+def _cursor(table_id: int) -> str:
+    return base64.urlsafe_b64encode(f"table:{table_id}".encode()).decode()
+
+
+def _uncursor(cursor: str) -> int:
+    try:
+        kind, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        if kind == "table":
+            return int(number)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
+
+
+class Query(graphene.ObjectType):
+    me = graphene.Field(Viewer, required=True)
+    tables = graphene.Field(
+        TableConnection,
+        required=True,
+        status=graphene.String(),
+        open_seats=graphene.Boolean(),
+        mine=graphene.Boolean(),
+        first=graphene.Int(default_value=20, description=f"At most {MAX_PAGE}"),
+        after=graphene.String(),
+        description="Your app's tables, newest first (filters as REST)",
+    )
+    table = graphene.Field(Table, id=graphene.Int(required=True), description="Null when not yours to see")
+
+    def resolve_me(root: Any, info: Any) -> Viewer:
+        p = _principal(info)
+        app = AppInfo(id=p.app.pk, name=p.app.name) if p.app else None
+        player = (
+            PlayerInfo(id=p.player.pk, name=p.player.name, external_id=p.player.external_id)
+            if p.player
+            else None
+        )
+        return Viewer(kind="app" if p.is_app else "player", app=app, player=player)
+
+    def resolve_tables(
+        root: Any,
+        info: Any,
+        first: int,
+        status: str | None = None,
+        open_seats: bool | None = None,
+        mine: bool | None = None,
+        after: str | None = None,
+    ) -> TableConnection:
+        p = _principal(info)
+        if not 1 <= first <= MAX_PAGE:
+            raise ServiceError("invalid_filter", f"first must be 1 to {MAX_PAGE}", kind="malformed")
+        tables = reads.filtered_tables(p, status=status, open_seats=bool(open_seats), mine=bool(mine))
+        tables = tables.order_by("-id")
+        if after:
+            tables = tables.filter(pk__lt=_uncursor(after))
+        rows = list(tables[: first + 1])
+        page = rows[:first]
+        edges = [TableConnection.Edge(node=TableRef(p, t), cursor=_cursor(t.pk)) for t in page]
+        return TableConnection(
+            edges=edges,
+            page_info=graphene.relay.PageInfo(
+                has_next_page=len(rows) > first,
+                has_previous_page=bool(after),
+                start_cursor=edges[0].cursor if edges else None,
+                end_cursor=edges[-1].cursor if edges else None,
+            ),
+        )
+
+    def resolve_table(root: Any, info: Any, id: int) -> TableRef | None:
+        p = _principal(info)
+        table = reads.visible_tables(p).filter(pk=id).first()
+        return TableRef(p, table) if table else None
+
+
+# -- mutations --------------------------------------------------------------------------
+
+_FIELD_DETAILS = ("option", "clock", "field")
+
+
+def error_of(exc: ServiceError) -> Error:
+    field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
+    return Error(code=exc.code, message=exc.message, field=field)
+
+
+class TablePayload(graphene.ObjectType):
+    table = graphene.Field(Table, description="The table as you see it after the action (null on error)")
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+    replayed = graphene.Boolean(
+        required=True, description="True when this repeated an idempotency key: nothing acted again"
+    )
+
+
+def _idempotency(
+    principal: Principal, name: str, key: str | None, args: dict[str, Any]
+) -> Idempotency | None:
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 128 or not key.isprintable():
+        raise ServiceError(
+            "invalid_idempotency_key",
+            "idempotencyKey must be 1 to 128 printable characters",
+            kind="malformed",
+        )
+    fingerprint = hashlib.sha256(
+        f"graphql {name}\n{json.dumps(args, sort_keys=True, default=str)}".encode()
+    ).hexdigest()
+
+    def render(out: Outcome) -> tuple[int, str]:
+        assert out.table is not None
+        return 200, json.dumps(reads.table_body(out.table, principal), separators=(",", ":"))
+
+    return Idempotency(principal.owner, key, fingerprint, render)
+
+
+def table_mutation(
+    info: Any, name: str, args: dict[str, Any], call: Callable[[Principal, Idempotency | None], Outcome]
+) -> TablePayload:
+    """Run one service call for a mutation: errors come back typed, never raised; a repeated
+    idempotency key answers the table exactly as the first request saw it."""
+    try:
+        principal = _principal(info)
+        key = args.pop("idempotency_key", None)
+        out = call(principal, _idempotency(principal, name, key, args))
+    except ServiceError as exc:
+        return TablePayload(table=None, errors=[error_of(exc)], replayed=False)
+    if out.response is not None:
+        ref = TableRef(principal, out.table, json.loads(out.response[1]))
+    else:
+        assert out.table is not None
+        ref = TableRef(principal, out.table)
+    return TablePayload(table=ref, errors=[], replayed=out.replayed)
+
+
+def _version_args() -> dict[str, Any]:
+    return {
+        "expected_version": graphene.Int(description="The version you saw: stale gets stale_version"),
+        "idempotency_key": graphene.String(description="A retry with the same key never acts twice"),
+    }
+
+
+def _mutation(name: str, description: str, args: dict[str, Any], call: Callable[..., Outcome]) -> Any:
+    """A mutation class whose arguments are `args` plus expectedVersion and idempotencyKey, and
+    whose body is `call(principal, idempotency, **arguments)`."""
+
+    def mutate(root: Any, info: Any, **kwargs: Any) -> TablePayload:
+        return table_mutation(info, name, dict(kwargs), lambda p, idem: call(p, idem, **kwargs))
+
+    arguments = type("Arguments", (), {**args, **_version_args()})
+    return type(
+        name,
+        (graphene.Mutation,),
+        {"Arguments": arguments, "Output": TablePayload, "mutate": mutate, "__doc__": description},
+    )
+
+
+def _player(p: Principal) -> PlayerModel:
+    if p.player is None:
+        raise ServiceError("player_token_required", "act with a player's token, not an app key", kind="rules")
+    return p.player
+
+
+def _level(level: str) -> str:
+    if level not in LEVELS:
+        raise ServiceError(
+            "invalid_bot_level",
+            f"bot level must be one of {', '.join(LEVELS)}",
+            kind="malformed",
+            levels=list(LEVELS),
+        )
+    return level
+
+
+class BotSeat(graphene.InputObjectType):
+    position = graphene.Int(required=True)
+    level = graphene.String(required=True, description=", ".join(LEVELS))
+
+
+def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
+    bots = {b["position"]: b["level"] for b in kw.get("bots") or []}
+    return services.table_create(
+        options=kw.get("options"), bots=bots, clocks=kw.get("clocks"), app=p.app, idempotency=idem
+    )
+
+
+def _action(action: dict[str, Any]) -> Callable[..., Outcome]:
+    def call(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
+        body = {**action, **{k: kw[k] for k in ("card", "cards", "choice") if k in kw}}
+        return services.action_submit(
+            table_id=kw["table_id"],
+            player=_player(p),
+            action=body,
+            expected_version=kw.get("expected_version"),
+            scope=p.app,
+            idempotency=idem,
+        )
+
+    return call
+
+
+_TABLE = {"table_id": graphene.Int(required=True)}
+
+CreateTable = _mutation(
+    "CreateTable",
+    "A new table: engine options, bots by seat, clocks (seconds; null: none). "
+    "Starts when every seat is a bot.",
+    {"options": GenericScalar(), "bots": graphene.List(graphene.NonNull(BotSeat)), "clocks": GenericScalar()},
+    _create,
+)
+JoinTable = _mutation(
+    "JoinTable",
+    "Take a seat (the lowest open one unless position is given); a full table starts.",
+    {**_TABLE, "position": graphene.Int()},
+    lambda p, idem, **kw: services.seat_join(
+        table_id=kw["table_id"],
+        player=_player(p),
+        position=kw.get("position"),
+        expected_version=kw.get("expected_version"),
+        scope=p.app,
+        idempotency=idem,
+    ),
+)
+LeaveTable = _mutation(
+    "LeaveTable",
+    "Give up your seat before the game starts.",
+    dict(_TABLE),
+    lambda p, idem, **kw: services.seat_leave(
+        table_id=kw["table_id"],
+        player=_player(p),
+        expected_version=kw.get("expected_version"),
+        scope=p.app,
+        idempotency=idem,
+    ),
+)
+AddBot = _mutation(
+    "AddBot",
+    "Seat a bot of a level (random, basic, strong, expert).",
+    {**_TABLE, "level": graphene.String(default_value="basic"), "position": graphene.Int()},
+    lambda p, idem, **kw: services.bot_add(
+        table_id=kw["table_id"],
+        level=_level(kw["level"]),
+        position=kw.get("position"),
+        expected_version=kw.get("expected_version"),
+        scope=p.app,
+        idempotency=idem,
+    ),
+)
+StartTable = _mutation(
+    "StartTable",
+    "Start now with bots of level fillWith in the open seats (a seated player or the app).",
+    {**_TABLE, "fill_with": graphene.String(default_value="basic")},
+    lambda p, idem, **kw: services.table_start(
+        table_id=kw["table_id"],
+        fill_with=_level(kw["fill_with"]),
+        player=p.player,
+        expected_version=kw.get("expected_version"),
+        scope=p.app,
+        idempotency=idem,
+    ),
+)
+
+
+def _abandon(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
+    if not p.is_app:
+        raise ServiceError("app_key_required", "only the table's app can abandon it", kind="rules")
+    return services.table_abandon(
+        table_id=kw["table_id"], expected_version=kw.get("expected_version"), scope=p.app, idempotency=idem
+    )
+
+
+AbandonTable = _mutation(
+    "AbandonTable", "Close an unfinished table for good (app key).", dict(_TABLE), _abandon
+)
+PassCards = _mutation(
+    "PassCards",
+    "Pass three cards (card notation as in the rules: QS, 10H).",
+    {**_TABLE, "cards": graphene.List(graphene.NonNull(graphene.String), required=True)},
+    _action({"type": "pass"}),
+)
+PlayCard = _mutation(
+    "PlayCard",
+    "Play one card on your turn.",
+    {**_TABLE, "card": graphene.String(required=True)},
+    _action({"type": "play"}),
+)
+ChooseMoon = _mutation(
+    "ChooseMoon",
+    "After shooting the moon: subtract 26 from your score, or add 26 to everyone else's.",
+    {**_TABLE, "choice": graphene.String(required=True)},
+    _action({"type": "moon"}),
+)
+
+
+class CredentialPayload(graphene.ObjectType):
+    player = graphene.Field(PlayerInfo)
+    token = graphene.String(description="Bearer token: shown once, stored hashed")
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+
+
+def _credential(player: PlayerModel | None, token: str) -> CredentialPayload:
+    info = PlayerInfo(id=player.pk, name=player.name, external_id=player.external_id) if player else None
+    return CredentialPayload(player=info, token=token, errors=[])
+
+
+def _name(name: str) -> str:
+    if not 1 <= len(name) <= 64:
+        raise ServiceError("invalid_input", "name must be 1 to 64 characters", kind="malformed", field="name")
+    return name
+
+
+class CreateGuest(graphene.Mutation):
+    """A self-service guest player and its token (no credentials needed)."""
+
+    class Arguments:
+        name = graphene.String(required=True)
+
+    Output = CredentialPayload
+
+    def mutate(root: Any, info: Any, name: str) -> CredentialPayload:
+        try:
+            return _credential(*accounts.player_create(app=None, name=_name(name)))
+        except ServiceError as exc:
+            return CredentialPayload(errors=[error_of(exc)])
+
+
+def _app(info: Any) -> Principal:
+    p = _principal(info)
+    if not p.is_app:
+        raise ServiceError("app_key_required", "only an app key can do this", kind="rules")
+    return p
+
+
+class CreatePlayer(graphene.Mutation):
+    """App key: a player for one of the app's users, and a first token."""
+
+    class Arguments:
+        name = graphene.String(required=True)
+        external_id = graphene.String(default_value="")
+
+    Output = CredentialPayload
+
+    def mutate(root: Any, info: Any, name: str, external_id: str) -> CredentialPayload:
+        try:
+            p = _app(info)
+            if len(external_id) > 128:
+                raise ServiceError(
+                    "invalid_input",
+                    "externalId is at most 128 characters",
+                    kind="malformed",
+                    field="externalId",
+                )
+            return _credential(*accounts.player_create(app=p.app, name=_name(name), external_id=external_id))
+        except ServiceError as exc:
+            return CredentialPayload(errors=[error_of(exc)])
+
+
+class IssueToken(graphene.Mutation):
+    """App key: another bearer token for one of the app's players."""
+
+    class Arguments:
+        player_id = graphene.Int(required=True)
+
+    Output = CredentialPayload
+
+    def mutate(root: Any, info: Any, player_id: int) -> CredentialPayload:
+        try:
+            p = _app(info)
+            player = PlayerModel.objects.filter(pk=player_id, app=p.app).first()
+            if player is None:
+                raise ServiceError("not_found", "no such player", kind="not_found")
+            return _credential(player, accounts.token_issue(player=player))
+        except ServiceError as exc:
+            return CredentialPayload(errors=[error_of(exc)])
+
+
+class RevokeToken(graphene.Mutation):
+    """Revoke the player token this request is made with."""
+
+    Output = CredentialPayload
+
+    def mutate(root: Any, info: Any) -> CredentialPayload:
+        try:
+            _principal(info)
+            if not accounts.token_revoke(token=getattr(info.context, "bearer", "")):
+                raise ServiceError(
+                    "not_a_player_token", "only a player token can be revoked here", kind="rules"
+                )
+            return CredentialPayload(errors=[])
+        except ServiceError as exc:
+            return CredentialPayload(errors=[error_of(exc)])
+
+
+class Mutation(graphene.ObjectType):
+    create_guest = CreateGuest.Field()
+    create_player = CreatePlayer.Field()
+    issue_token = IssueToken.Field()
+    revoke_token = RevokeToken.Field()
+    create_table = CreateTable.Field()
+    join_table = JoinTable.Field()
+    leave_table = LeaveTable.Field()
+    add_bot = AddBot.Field()
+    start_table = StartTable.Field()
+    abandon_table = AbandonTable.Field()
+    pass_cards = PassCards.Field()
+    play_card = PlayCard.Field()
+    choose_moon = ChooseMoon.Field()
+
+
+schema = graphene.Schema(query=Query, mutation=Mutation)
