@@ -69,6 +69,11 @@ class Table(models.Model):
         db_index=True,
         help_text="When the seat(s) to act time out; null without a clock.",
     )
+    bot_turn = models.BooleanField(
+        default=False,
+        db_index=True,
+        help_text="A bot (or a seat marked away) is to act: a worker owes a move.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -83,6 +88,8 @@ class Seat(models.Model):
     position = models.PositiveSmallIntegerField()
     player = models.ForeignKey(Player, null=True, blank=True, on_delete=models.PROTECT, related_name="seats")
     bot_level = models.CharField(max_length=32, blank=True)
+    timeouts = models.PositiveSmallIntegerField(default=0, help_text="Turns in a row the clock ran out.")
+    away = models.BooleanField(default=False, help_text="Played by a bot until the player acts again.")
 
     class Meta:
         ordering = ["table", "position"]
@@ -146,6 +153,7 @@ class Move(models.Model):
         PLAY = "play"
         MOON = "moon"
         ABANDON = "abandon"
+        BACK = "back"
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="moves")
     seq = models.PositiveIntegerField(help_text="The table version this move produced.")

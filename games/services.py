@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from django.utils import timezone
 from bots import LEVELS
 from games.engine import (
     GAME_OVER,
+    MOON,
     PASSING,
     EngineError,
     Event,
@@ -27,6 +29,7 @@ from games.engine import (
     seed_commitment,
     state_from_dict,
     state_to_dict,
+    view,
 )
 from games.engine.deal import pass_direction
 from games.models import App, Hand, IdempotentRequest, Move, Player, ScoreRow, Seat, Table
@@ -40,7 +43,7 @@ _STATUS_OF_PHASE = {
     "game_over": Table.Status.FINISHED,
 }
 _KIND_OF_ACTION = {Pass: Move.Kind.PASS, Play: Move.Kind.PLAY, MoonChoice: Move.Kind.MOON}
-_PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "updated_at"]
+_PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
 _CLOCK_OF_PHASE = {"passing": "pass", "playing": "play", "moon_choice": "moon"}
 
 # Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away.
@@ -356,14 +359,100 @@ def action_submit(
         try:
             events = state.push(seat, parsed)
         except EngineError as exc:
+            if table.deadline is not None and table.deadline <= timezone.now():
+                overdue.append(table.pk)
             raise ServiceError.from_engine(exc) from exc
+        fields = _PLAY_FIELDS
+        if player is not None and table.seating[seat]["away"]:
+            events = [*_take_back(table, seat), *events]
+            fields = [*_PLAY_FIELDS, "seating"]
         key = idempotency.key if idempotency else ""
         _log(table, _KIND_OF_ACTION[type(parsed)], seat, payload, events, key)
         _store_state(table, state, before)
-        table.save(update_fields=_PLAY_FIELDS)
+        table.save(update_fields=fields)
         return Outcome(table, events)
 
+    overdue: list[int] = []
+    try:
+        return _run(act, idempotency)
+    finally:  # a write refused on a table whose clock ran out makes the server act first
+        if overdue:
+            clock_expired(table_id=overdue[0])
+
+
+def seat_back(
+    *, table_id: int, player: Player, scope: Scope = UNSCOPED, idempotency: Idempotency | None = None
+) -> Outcome:
+    """ "I'm back": a player whose seat was marked away after timeouts takes it back from the bot.
+    Nothing changes (and the version stays) when the seat was not away."""
+
+    def act() -> Outcome:
+        table, _ = _locked(table_id, scope, with_seats=False)
+        seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
+        if seat is None:
+            raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
+        if table.seating[seat]["away"]:
+            _log(table, Move.Kind.BACK, seat, {}, _take_back(table, seat))
+            if table.state is not None:
+                state = state_from_dict(table.state)
+                table.bot_turn = state.phase != GAME_OVER and any(
+                    _plays_itself(table, s) for s in state.to_act()
+                )
+            table.save()
+        return Outcome(table)
+
     return _run(act, idempotency)
+
+
+def bots_play(*, table_id: int, version: int) -> Outcome:
+    """Every move owed by bots and seats marked away, as long as only they are to act, in one
+    transaction (each its own move in the log), up to the end of the current hand. A task
+    queued for another version (stale, or delivered twice) does nothing."""
+
+    def act() -> Outcome:
+        table, _ = _locked(table_id, UNSCOPED, with_seats=False)
+        if table.version != version or not table.bot_turn or table.state is None:
+            return Outcome(None)
+        events = _advance(table, state_from_dict(table.state))
+        table.save()
+        return Outcome(table, events)
+
+    return _run(act, None)
+
+
+def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime | None = None) -> Outcome:
+    """The clock ran out: the server acts for every seat it was waiting on (the basic bot's pass
+    or play, the moon default of RULES.md). A seat that times out `away_after` times in a row is
+    marked away and played by a bot until its player acts again. Nothing happens when the
+    deadline has not passed or `version` is not the table's (the table moved on)."""
+
+    def act() -> Outcome:
+        table, seats = _locked(table_id, UNSCOPED)
+        moment = now or timezone.now()
+        if (
+            (version is not None and table.version != version)
+            or table.deadline is None
+            or table.deadline > moment
+            or table.state is None
+            or table.status in (Table.Status.FINISHED, Table.Status.ABANDONED)
+        ):
+            return Outcome(None)
+        state = state_from_dict(table.state)
+        late = [s for s in state.to_act() if not _plays_itself(table, s)]
+        marked: list[Event] = []
+        for seat in late:
+            row = seats[seat]
+            row.timeouts += 1
+            if row.timeouts >= (table.clocks.get("away_after") or 2) and not row.away:
+                row.away = True
+                marked.append(_public("seat_away", seat=seat))
+            row.save(update_fields=["timeouts", "away"])
+        _seated(table, seats)
+        events = _advance(table, state, timed_out=set(late), first_events=marked)
+        table.save()
+        return Outcome(table, events)
+
+    return _run(act, None)
 
 
 def table_replay(table: Table) -> State | None:
@@ -386,10 +475,13 @@ def _run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome
     (after the first committed, or racing it on the same key) gets the stored answer."""
     if idempotency is None:
         with transaction.atomic():
-            return act()
+            out = act()
+            _schedule(out.table)
+            return out
     try:
         with transaction.atomic():
             out = act()
+            _schedule(out.table)
             status, body = idempotency.render(out)
             IdempotentRequest.objects.create(
                 owner=idempotency.owner,
@@ -435,9 +527,77 @@ def _seated(table: Table, seats: list[Seat]) -> None:
             "player": s.player_id,
             "name": s.player.name if s.player else None,
             "bot": s.bot_level or None,
+            "away": s.away,
         }
         for s in seats
     ]
+
+
+def _plays_itself(table: Table, seat: int) -> bool:
+    """A bot's seat, or a person's seat marked away: the server makes its moves."""
+    info = table.seating[seat]
+    return bool(info["bot"] or info.get("away"))
+
+
+def _take_back(table: Table, seat: int) -> list[Event]:
+    """The player is back: their seat is theirs again, with its timeout count reset."""
+    Seat.objects.filter(table=table, position=seat).update(away=False, timeouts=0)
+    table.seating = [dict(s, away=False) if s["position"] == seat else s for s in table.seating]
+    return [_public("seat_back", seat=seat)]
+
+
+def _advance(
+    table: Table,
+    state: State,
+    *,
+    timed_out: set[int] = frozenset(),
+    first_events: list[Event] = (),  # type: ignore[assignment]
+) -> list[Event]:
+    """Make the moves the server owes: for seats whose clock ran out (once each), and for bots
+    and away seats while only they are to act, stopping at the end of the hand. Each move is
+    logged on its own, with the events it caused."""
+    from bots.strategy import decide  # bots depend on the engine only; imported late to stay light
+
+    hand, pending, caused = state.hand_no, list(first_events), []
+    while state.phase != GAME_OVER and state.hand_no == hand:
+        due = [s for s in state.to_act() if s in timed_out or _plays_itself(table, s)]
+        if not due:
+            break
+        for seat in due:
+            before = (state.phase, state.hand_no, len(state.sheet))
+            if seat in timed_out and state.phase == MOON:
+                action: Any = MoonChoice(state.default_moon_choice())
+            else:
+                level = table.seating[seat]["bot"] or "basic"
+                rng = random.Random(f"{table.seed}/{table.version}/{seat}")
+                action = action_from_dict(decide(view(state, seat), level, rng))
+            events = state.push(seat, action)
+            if seat in timed_out:
+                events = [_public("turn_timed_out", seat=seat), *events]
+            events, pending = [*pending, *events], []
+            caused += events
+            _log(table, _KIND_OF_ACTION[type(action)], seat, action.to_dict(), events)
+            _store_state(table, state, before)
+        timed_out = set()  # a timeout acts once; seats marked away go on through _plays_itself
+    return caused
+
+
+def _schedule(table: Table | None) -> None:
+    """After the commit: a worker task for the moves bots owe, and one for the turn clock."""
+    if table is None or table.state is None:
+        return
+    table_id, version, deadline, bot_turn = table.pk, table.version, table.deadline, table.bot_turn
+    if bot_turn or deadline is not None:
+        transaction.on_commit(lambda: _queue(table_id, version, bot_turn, deadline))
+
+
+def _queue(table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | None) -> None:
+    from games import tasks  # tasks import the services
+
+    if bot_turn:
+        tasks.play_bots.delay(table_id, version)
+    if deadline is not None:
+        tasks.enforce_clock.apply_async((table_id, version), eta=deadline)
 
 
 def _check_level(level: object) -> None:
@@ -555,6 +715,7 @@ def _store_state(table: Table, state: State, before: tuple[str | None, int, int]
             seed=seed,
             deal_commitment=seed_commitment(seed),
         )
+    table.bot_turn = state.phase != GAME_OVER and any(_plays_itself(table, s) for s in state.to_act())
     # One clock for the whole pass (seats pass at once); a fresh one for every turn after.
     same_pass = state.phase == PASSING and phase_before == PASSING and state.hand_no == dealt_before
     if state.phase == GAME_OVER:

@@ -85,6 +85,13 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
     CELERY_TASK_EAGER_PROPAGATES = True
 
+# The sweep catches any clock or bot move whose task was lost (celery beat runs it).
+SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", "1"))
+CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECONDS}}
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds at most one task
+CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
+# Unacknowledged tasks (their worker died) come back after this; the sweep acts sooner anyway.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -98,3 +98,13 @@ def redis_url() -> str:
     if problem:
         skip_or_fail(problem)
     return url
+
+
+@pytest.fixture(autouse=True)
+def celery_tasks_run_in_process() -> None:
+    """Tasks queued after a commit run at once in the test process, as in the embedded default;
+    the tests with a real worker switch this off for themselves."""
+    from hearts_service.celery import app
+
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True

@@ -38,6 +38,7 @@ class SeatOut(F.Serializer):
     player = F.IntegerField(allow_null=True)
     name = F.CharField(allow_null=True)
     bot = F.CharField(allow_null=True, help_text="Bot level, or null for a person or an open seat")
+    away = F.BooleanField(help_text="Timed out too often: a bot plays it until the player acts again")
 
 
 class ClocksOut(F.Serializer):

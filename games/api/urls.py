@@ -17,6 +17,7 @@ urlpatterns = [
     path("tables/<int:table_id>/start", views.StartView.as_view()),
     path("tables/<int:table_id>/abandon", views.AbandonView.as_view()),
     path("tables/<int:table_id>/actions", views.ActionsView.as_view()),
+    path("tables/<int:table_id>/back", views.BackView.as_view()),
     path("tables/<int:table_id>/scoresheet", views.ScoresheetView.as_view()),
     path("tables/<int:table_id>/moves", views.MovesView.as_view()),
     path("tables/<int:table_id>/events", views.EventsView.as_view()),

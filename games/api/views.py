@@ -441,6 +441,22 @@ class AbandonView(APIView):
         )
 
 
+class BackView(_PlayerAction):
+    """POST /tables/{id}/back: "I'm back". A seat marked away after timeouts is yours again (any
+    action of yours does the same); nothing changes when it was not away."""
+
+    @documented(ok=schemas.TableOut, params=[_IDEMPOTENCY])
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
+        principal = _principal(request)
+        player = self.player(request)
+        return answer(
+            request,
+            lambda idem: services.seat_back(
+                table_id=table_id, player=player, scope=principal.app, idempotency=idem
+            ),
+        )
+
+
 class ActionsView(_PlayerAction):
     """POST /tables/{id}/actions: pass {"type":"pass","cards":[...]}, play {"type":"play","card":"QS"}
     or moon {"type":"moon","choice":"add"}, for the caller's own seat. Headers: If-Match (the

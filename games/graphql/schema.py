@@ -320,6 +320,16 @@ StartTable = _mutation(
 )
 
 
+ImBack = _mutation(
+    "ImBack",
+    "Take your seat back after it was marked away (any action of yours does the same).",
+    dict(_TABLE),
+    lambda p, idem, **kw: services.seat_back(
+        table_id=kw["table_id"], player=_player(p), scope=p.app, idempotency=idem
+    ),
+)
+
+
 def _abandon(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
     if not p.is_app:
         raise ServiceError("app_key_required", "only the table's app can abandon it", kind="rules")
@@ -464,6 +474,7 @@ class Mutation(graphene.ObjectType):
     pass_cards = PassCards.Field()
     play_card = PlayCard.Field()
     choose_moon = ChooseMoon.Field()
+    im_back = ImBack.Field()
 
 
 schema = graphene.Schema(query=Query, mutation=Mutation)

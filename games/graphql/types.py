@@ -32,6 +32,7 @@ class Seat(graphene.ObjectType):
     player = graphene.Int()
     name = graphene.String()
     bot = graphene.String(description="Bot level, or null for a person or an open seat")
+    away = graphene.Boolean(description="Timed out too often: a bot plays it until the player acts again")
 
 
 class Clocks(graphene.ObjectType):

@@ -1,0 +1,85 @@
+"""Bot decisions from one seat's view only (the same dict the API shows that player)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+RANKS = "23456789TJQKA"
+
+
+def _rank(card: str) -> int:
+    return RANKS.index("T" if card[:-1] == "10" else card[:-1])
+
+
+def _suit(card: str) -> str:
+    return card[-1]
+
+
+def decide(view: dict[str, Any], level: str, rng: random.Random) -> dict[str, Any]:
+    """The wire form of the action this seat's bot takes; `view` must offer legal actions.
+    `random` picks uniformly; every other level plays the rule-based `basic` game (the stronger
+    levels of the bots issue search on top of it)."""
+    legal = view["legal_actions"]
+    if legal is None:
+        raise ValueError("this seat has nothing to do")
+    if legal["type"] == "moon":
+        return {"type": "moon", "choice": rng.choice(legal["choices"]) if level == "random" else _moon(view)}
+    if legal["type"] == "pass":
+        cards = legal["from"]
+        chosen = rng.sample(cards, legal["count"]) if level == "random" else _pass(cards, legal["count"])
+        return {"type": "pass", "cards": chosen}
+    cards = legal["cards"]
+    return {"type": "play", "card": rng.choice(cards) if level == "random" else _play(view, cards)}
+
+
+def _danger(card: str, hand: Sequence[str]) -> float:
+    """How much a card hurts to keep: the queen and the spades above her, high hearts, and any
+    card of a short suit (passing it away may void the suit)."""
+    suit, rank = _suit(card), _rank(card)
+    if card == "QS":
+        return 100
+    if suit == "S" and rank > RANKS.index("Q"):
+        return 60 + rank
+    short = sum(1 for c in hand if _suit(c) == suit) <= 2 and suit not in "S"
+    return rank * (2 if suit == "H" else 1) + (15 if short else 0)
+
+
+def _pass(cards: Sequence[str], count: int) -> list[str]:
+    return sorted(cards, key=lambda c: -_danger(c, cards))[:count]
+
+
+def _play(view: dict[str, Any], cards: Sequence[str]) -> str:
+    trick = view["trick"]
+    if not trick:  # lead: the lowest card, keeping hearts and the high spades for later
+        high_spade = RANKS.index("Q")
+        safe = [c for c in cards if _suit(c) != "H" and not (_suit(c) == "S" and _rank(c) >= high_spade)]
+        return min(safe or cards, key=_rank)
+    lead = _suit(trick[0]["card"])
+    following = [c for c in cards if _suit(c) == lead]
+    if following:
+        best = max(_rank(t["card"]) for t in trick if _suit(t["card"]) == lead)
+        under = [c for c in following if _rank(c) < best]
+        if under:  # duck under the current winner with the highest card that still ducks
+            return max(under, key=_rank)
+        last = len(trick) == len(view["hand_sizes"]) - 1
+        points = any(_suit(t["card"]) == "H" or t["card"] == "QS" for t in trick)
+        if last and not points:  # winning anyway: win with the highest, keep the low ones
+            return max((c for c in following if c != "QS"), key=_rank, default=following[0])
+        return min(following, key=_rank)
+    # Void in the suit led: shed the queen, the spades above her, then the highest heart or card.
+    for wanted in ("QS", "AS", "KS"):
+        if wanted in cards:
+            return wanted
+    hearts = [c for c in cards if _suit(c) == "H"]
+    return max(hearts or cards, key=_rank)
+
+
+def _moon(view: dict[str, Any]) -> str:
+    """`add` only when it ends the game with this seat among the lowest, else `subtract`."""
+    seat, scores = view["seat"], view["scores"]
+    target = view["options"]["target_score"]
+    value = 52 if view["options"]["variant"] == "cancellation" else 26
+    added = [s if i == seat else s + value for i, s in enumerate(scores)]
+    return "add" if max(added) >= target and added[seat] == min(added) else "subtract"

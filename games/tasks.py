@@ -1,0 +1,67 @@
+"""Celery tasks that move tables on without a client: bot moves, turn clocks, and the sweep."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from celery import shared_task
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db.models import Q
+from django.utils import timezone
+
+from games import services
+from games.models import Table
+
+log = logging.getLogger(__name__)
+
+# Reliability: a task is acknowledged only when it has finished (a worker killed mid-task leaves
+# it to another worker), retried with backoff when the database is briefly unavailable, and
+# stopped if it runs away. Every task is safe to run twice: it acts only for the version it
+# was queued for.
+RELIABLE = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (OperationalError, InterfaceError, DatabaseError),
+    "retry_backoff": 0.5,
+    "retry_backoff_max": 10,
+    "retry_jitter": True,
+    "max_retries": 8,
+    "soft_time_limit": 60,
+    "time_limit": 90,
+}
+BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has lost its task
+
+
+@shared_task(name="games.play_bots", **RELIABLE)
+def play_bots(table_id: int, version: int) -> int:
+    """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
+    out = services.bots_play(table_id=table_id, version=version)
+    return 0 if out.table is None else out.table.version - version
+
+
+@shared_task(name="games.enforce_clock", **RELIABLE)
+def enforce_clock(table_id: int, version: int) -> int:
+    """Queued with an ETA at the deadline: acts for the late seats unless the table moved on."""
+    out = services.clock_expired(table_id=table_id, version=version)
+    return 0 if out.table is None else out.table.version - version
+
+
+@shared_task(name="games.sweep", **RELIABLE)
+def sweep(limit: int = 500) -> int:
+    """The safety net for lost messages (a Redis restart, a worker killed before it queued the
+    next task): every overdue clock and every bot move owed for too long is acted on."""
+    now = timezone.now()
+    closed = [Table.Status.OPEN, Table.Status.FINISHED, Table.Status.ABANDONED]
+    active = Table.objects.exclude(status__in=closed)
+    due = active.filter(Q(deadline__lte=now) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE))
+    acted = 0
+    for table_id, version, deadline in due.values_list("pk", "version", "deadline")[:limit]:
+        if deadline is not None and deadline <= now:
+            out = services.clock_expired(table_id=table_id, version=version, now=now)
+        else:
+            out = services.bots_play(table_id=table_id, version=version)
+        acted += out.table is not None
+    if acted:
+        log.info("sweep acted on %d tables", acted)
+    return acted

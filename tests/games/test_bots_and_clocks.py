@@ -1,0 +1,163 @@
+"""Bots and turn clocks through the services and tasks (in process): bot-only games, one
+transaction per run of bot moves, stale and duplicate tasks, timeouts, away and back, the sweep."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from games import services, tasks
+from games.engine import state_from_dict
+from games.models import Move, Player, Table
+
+pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks fire, as in production
+
+
+def client(token: str) -> APIClient:
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return c
+
+
+def guest() -> str:
+    return APIClient().post("/api/v1/guests", {"name": "g"}, format="json").json()["token"]
+
+
+@pytest.mark.parametrize(
+    ("players", "variant", "level"), [(4, "classic", "basic"), (6, "cancellation", "random")]
+)
+def test_a_table_of_bots_created_through_the_api_plays_to_the_end(
+    players: int, variant: str, level: str
+) -> None:
+    token = guest()
+    r = client(token).post(
+        "/api/v1/tables",
+        {
+            "options": {"players": players, "variant": variant, "target_score": 50},
+            "bots": {str(s): level for s in range(players)},
+        },
+        format="json",
+    )
+    assert r.status_code == 201
+    table = client(token).get(f"/api/v1/tables/{r.json()['id']}").json()
+    assert table["status"] == "finished" and table["game"]["winners"]
+    moves = Move.objects.filter(table_id=table["id"])
+    assert list(moves.values_list("seq", flat=True)) == list(range(1, table["version"] + 1))
+
+
+def _person_and_bots() -> tuple[int, str]:
+    token = guest()
+    r = client(token).post(
+        "/api/v1/tables",
+        {"options": {"players": 4}, "bots": {"1": "basic", "2": "basic", "3": "basic"}},
+        format="json",
+    )
+    client(token).post(f"/api/v1/tables/{r.json()['id']}/join", {}, format="json")
+    return r.json()["id"], token
+
+
+def test_bots_pass_at_once_and_play_after_a_person_each_move_logged() -> None:
+    table_id, token = _person_and_bots()
+    body = client(token).get(f"/api/v1/tables/{table_id}").json()
+    assert body["game"]["passed"] == [False, True, True, True]  # the bots passed when the game started
+    cards = body["game"]["hand"][:3]
+    body = (
+        client(token)
+        .post(f"/api/v1/tables/{table_id}/actions", {"type": "pass", "cards": cards}, format="json")
+        .json()
+    )
+    after = client(token).get(f"/api/v1/tables/{table_id}").json()
+    # The bots played until it was the person's turn again, each play its own move.
+    assert after["game"]["to_act"] == [0]
+    plays = Move.objects.filter(table_id=table_id, kind="play").order_by("seq")
+    assert all(m.position != 0 for m in plays) and len(plays) == after["version"] - body["version"]
+
+
+def test_consecutive_bot_moves_are_one_transaction_and_stale_or_duplicate_tasks_do_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table_id, token = _person_and_bots()
+    body = client(token).get(f"/api/v1/tables/{table_id}").json()
+    cards = body["game"]["hand"][:3]
+    client(token).post(f"/api/v1/tables/{table_id}/actions", {"type": "pass", "cards": cards}, format="json")
+    queued: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(services, "_queue", lambda *task: queued.append(task))  # hold the tasks back
+    table = Table.objects.get(pk=table_id)
+    while not table.bot_turn:  # the person plays until bots owe moves
+        card = state_from_dict(table.state).legal_actions(0)[0].to_dict()
+        services.action_submit(table_id=table_id, position=0, action=card)
+        table.refresh_from_db()
+    assert queued[-1][:3] == (table_id, table.version, True)  # the task a worker would get
+    version = table.version
+    out = services.bots_play(table_id=table_id, version=version)
+    assert out.table is not None and out.table.version > version  # several moves, one call
+    again = services.bots_play(table_id=table_id, version=version)  # the same task delivered twice
+    assert again.table is None
+    stale = services.bots_play(table_id=table_id, version=version - 1)
+    assert stale.table is None
+    assert Table.objects.get(pk=table_id).version == out.table.version
+
+
+def _overdue(table_id: int) -> None:
+    Table.objects.filter(pk=table_id).update(deadline=timezone.now() - dt.timedelta(seconds=1))
+
+
+def test_a_passed_deadline_acts_for_the_seat_then_marks_it_away_and_the_player_comes_back() -> None:
+    table_id, token = _person_and_bots()
+    _overdue(table_id)
+    out = services.clock_expired(table_id=table_id)  # the pass timed out
+    assert out.table is not None
+    timed = Move.objects.get(table_id=table_id, position=0, kind="pass")
+    assert timed.events[0][:3] == ["turn_timed_out", {"seat": 0}, None]
+    assert Player.objects.get(seats__table_id=table_id).seats.get().timeouts == 1
+    table = Table.objects.get(pk=table_id)
+    while table.state["turn"] != 0 and table.status != "finished":
+        table.refresh_from_db()
+    _overdue(table_id)
+    services.clock_expired(table_id=table_id)  # the second timeout in a row: the seat is away
+    body = client(token).get(f"/api/v1/tables/{table_id}").json()
+    assert body["seats"][0]["away"] is True
+    events = client(token).get(f"/api/v1/tables/{table_id}/events").json()["events"]
+    assert [e for e in events if e["type"] == "seat_away"] == [
+        {"seq": e["seq"], "hand": 1, "type": "seat_away", "seat": 0}
+        for e in events
+        if e["type"] == "seat_away"
+    ]
+    # While away, the bot plays the seat: the table does not wait for the person.
+    assert 0 not in body["game"]["to_act"] or body["status"] == "finished"
+    before = client(token).get(f"/api/v1/tables/{table_id}").json()["version"]
+    back = client(token).post(f"/api/v1/tables/{table_id}/back", format="json")
+    assert back.status_code == 200 and back.json()["seats"][0]["away"] is False
+    assert "seat_back" in [
+        e["type"]
+        for e in client(token).get(f"/api/v1/tables/{table_id}/events?after={before}").json()["events"]
+    ]
+
+
+def test_the_sweep_acts_on_a_clock_whose_task_was_lost() -> None:
+    table_id, _ = _person_and_bots()
+    version = Table.objects.get(pk=table_id).version
+    _overdue(table_id)
+    assert tasks.sweep() == 1
+    assert Table.objects.get(pk=table_id).version > version
+    assert tasks.sweep() == 0
+
+
+def test_reading_a_table_whose_clock_ran_out_acts_first() -> None:
+    table_id, token = _person_and_bots()
+    _overdue(table_id)
+    body = client(token).get(f"/api/v1/tables/{table_id}").json()
+    assert body["game"]["phase"] == "playing"  # the person's pass was made for them, then the bots went on
+    assert Move.objects.filter(table_id=table_id, position=0, kind="pass").exists()
+
+
+def test_a_clock_task_for_an_old_version_does_nothing() -> None:
+    table_id, _ = _person_and_bots()
+    table = Table.objects.get(pk=table_id)
+    _overdue(table_id)
+    assert services.clock_expired(table_id=table_id, version=table.version - 1).table is None
+    assert tasks.enforce_clock(table_id, table.version) >= 1
