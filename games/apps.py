@@ -1,4 +1,4 @@
-"""Registers the games app with Django so its models, migrations and tasks are discovered."""
+"""Registers the games app with Django; starts the embedded worker when running without Redis."""
 
 from django.apps import AppConfig
 
@@ -6,3 +6,9 @@ from django.apps import AppConfig
 class GamesConfig(AppConfig):
     name = "games"
     verbose_name = "Hearts games"
+
+    def ready(self) -> None:
+        from games import embedded
+
+        if embedded.wanted():
+            embedded.start()

@@ -1,0 +1,48 @@
+"""The embedded worker of a one-machine run without Redis: bot moves run in-process after each
+commit (Celery's eager mode), and this thread runs the sweep every second for the turn clocks."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+
+from django.conf import settings
+from django.db import close_old_connections
+
+log = logging.getLogger(__name__)
+_started = threading.Event()
+
+
+def wanted() -> bool:
+    """True in the serving process of a run without REDIS_URL (runserver's reloaded child, or
+    any server started with HEARTS_EMBEDDED_WORKER=1); never in tests or management commands."""
+    if settings.REDIS_URL:
+        return False
+    if os.environ.get("HEARTS_EMBEDDED_WORKER") == "1":
+        return True
+    return "runserver" in sys.argv and (os.environ.get("RUN_MAIN") == "true" or "--noreload" in sys.argv)
+
+
+def start(interval: float = 1.0) -> None:
+    """Start the sweeping thread once per process."""
+    if _started.is_set():
+        return
+    _started.set()
+    threading.Thread(target=_loop, args=(interval,), name="hearts-embedded-sweep", daemon=True).start()
+    log.info("embedded worker: turn clocks swept every %.1fs, bots play in-process", interval)
+
+
+def _loop(interval: float) -> None:
+    from games.tasks import sweep
+
+    while True:
+        time.sleep(interval)
+        try:
+            sweep()
+        except Exception:  # keep sweeping: one failed round must not stop the clocks
+            log.exception("embedded sweep failed")
+        finally:
+            close_old_connections()

@@ -1,0 +1,82 @@
+"""The run command's embedded arrangement: with no Redis and no database server, a real server
+process still plays bots and enforces turn clocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _call(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    request = urllib.request.Request(
+        base + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            **({"Authorization": f"Bearer {token}"} if token else {}),
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_without_redis_the_server_plays_bots_and_enforces_clocks(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CI")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'embedded.sqlite3'}"
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        for _ in range(100):
+            try:
+                token = _call(base, "POST", "/guests", {"name": "solo"})["token"]
+                break
+            except OSError:
+                time.sleep(0.1)
+        table = _call(
+            base,
+            "POST",
+            "/tables",
+            {"options": {}, "bots": {"1": "basic", "2": "basic", "3": "basic"}, "clocks": {"pass": 5}},
+            token,
+        )
+        _call(base, "POST", f"/tables/{table['id']}/join", {}, token)
+        joined = _call(base, "GET", f"/tables/{table['id']}", None, token)
+        assert joined["game"]["passed"] == [False, True, True, True]  # the bots passed after the start
+        # Nobody reads or writes the table now: only the embedded sweep can act when the pass
+        # clock runs out; then the bots play on until it is the person's turn.
+        # (The database is read directly: an API read of an overdue table would itself act.)
+        time.sleep(7)
+        with sqlite3.connect(tmp_path / "embedded.sqlite3") as db:
+            kinds = db.execute(
+                "SELECT kind, position FROM games_move WHERE table_id = ? AND seq > ? ORDER BY seq",
+                (table["id"], joined["version"]),
+            ).fetchall()
+        assert ("pass", 0) in kinds and any(kind == "play" for kind, _ in kinds)
+    finally:
+        server.terminate()
+        server.wait(10)
