@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+# bench/graphql.py is named like the `graphql` package: keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
 
-import django
+import django  # noqa: E402
 
 django.setup()
 

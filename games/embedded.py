@@ -41,7 +41,7 @@ def _loop(interval: float) -> None:
     while True:
         time.sleep(interval)
         try:
-            sweep()
+            sweep(inline=True)
         except Exception:  # keep sweeping: one failed round must not stop the clocks
             log.exception("embedded sweep failed")
         finally:

@@ -559,6 +559,7 @@ def _advance(
     from bots.strategy import decide  # bots depend on the engine only; imported late to stay light
 
     hand, pending, caused = state.hand_no, list(first_events), []
+    missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
     while state.phase != GAME_OVER and state.hand_no == hand:
         due = [s for s in state.to_act() if s in timed_out or _plays_itself(table, s)]
         if not due:
@@ -573,7 +574,7 @@ def _advance(
                 action = action_from_dict(decide(view(state, seat), level, rng))
             events = state.push(seat, action)
             if seat in timed_out:
-                events = [_public("turn_timed_out", seat=seat), *events]
+                events = [_public("turn_timed_out", seat=seat, deadline=missed), *events]
             events, pending = [*pending, *events], []
             caused += events
             _log(table, _KIND_OF_ACTION[type(action)], seat, action.to_dict(), events)

@@ -31,6 +31,7 @@ RELIABLE = {
     "time_limit": 90,
 }
 BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has lost its task
+CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost its ETA task
 
 
 @shared_task(name="games.play_bots", **RELIABLE)
@@ -48,20 +49,26 @@ def enforce_clock(table_id: int, version: int) -> int:
 
 
 @shared_task(name="games.sweep", **RELIABLE)
-def sweep(limit: int = 500) -> int:
+def sweep(limit: int = 500, inline: bool = False) -> int:
     """The safety net for lost messages (a Redis restart, a worker killed before it queued the
-    next task): every overdue clock and every bot move owed for too long is acted on."""
+    next task): every clock overdue by more than CLOCK_GRACE, and every bot move owed for longer
+    than BOT_GRACE, gets a task again (acted on here with `inline`, as the embedded worker does).
+    On-time clocks are left to their ETA tasks, so the sweep does not compete with them."""
     now = timezone.now()
     closed = [Table.Status.OPEN, Table.Status.FINISHED, Table.Status.ABANDONED]
     active = Table.objects.exclude(status__in=closed)
-    due = active.filter(Q(deadline__lte=now) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE))
-    acted = 0
+    due = active.filter(
+        Q(deadline__lte=now - CLOCK_GRACE) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE)
+    )
+    found = 0
     for table_id, version, deadline in due.values_list("pk", "version", "deadline")[:limit]:
-        if deadline is not None and deadline <= now:
-            out = services.clock_expired(table_id=table_id, version=version, now=now)
-        else:
-            out = services.bots_play(table_id=table_id, version=version)
-        acted += out.table is not None
-    if acted:
-        log.info("sweep acted on %d tables", acted)
-    return acted
+        overdue = deadline is not None and deadline <= now
+        if inline:
+            run = services.clock_expired if overdue else services.bots_play
+            found += run(table_id=table_id, version=version).table is not None
+            continue
+        (enforce_clock if overdue else play_bots).delay(table_id, version)
+        found += 1
+    if found:
+        log.info("sweep found %d tables owed a move", found)
+    return found

@@ -1,0 +1,168 @@
+"""Workers: full-stack bot games against engine-only games, and how late timed-out seats are acted on."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# bench/graphql.py is named like the `graphql` package: keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+
+from bots.strategy import decide  # noqa: E402
+from games import services  # noqa: E402
+from games.engine import GAME_OVER, Options, State, action_from_dict, view  # noqa: E402
+from games.models import Move, Player, Table  # noqa: E402
+from hearts_service.celery import app  # noqa: E402
+
+GAMES = int(os.environ.get("BENCH_GAMES", "6"))
+LAG_TABLES = int(os.environ.get("BENCH_LAG_TABLES", "200"))
+CLOCK = int(os.environ.get("BENCH_CLOCK", "15"))  # seconds per pass and per play in the lag run
+NO_CLOCKS = {"pass": None, "play": None, "moon": None}
+OPTIONS = {"players": 4, "target_score": 100}
+
+
+def engine_games_per_min(games: int) -> float:
+    """The same bots on the bare engine: no database, no broker, no worker."""
+    start = time.perf_counter()
+    for g in range(games):
+        state = State.new_game(Options.from_dict(OPTIONS), f"engine-{g}")
+        rng = random.Random(g)
+        while state.phase != GAME_OVER:
+            for seat in state.to_act():
+                state.push(seat, action_from_dict(decide(view(state, seat), "basic", rng)))
+    return games / (time.perf_counter() - start) * 60
+
+
+def start_workers(
+    env: dict[str, str], log_dir: Path, *, concurrency: int, beat: bool
+) -> subprocess.Popen[bytes]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "hearts_service",
+        "worker",
+        f"--concurrency={concurrency}",
+        "-l",
+        "warning",
+    ]
+    if beat:
+        cmd += ["-B", "-s", str(log_dir / "beat-schedule")]
+    log = open(log_dir / "worker.log", "ab")  # noqa: SIM115 (lives as long as the worker)
+    return subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def wait_finished(ids: list[int], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while Table.objects.filter(pk__in=ids, status=Table.Status.FINISHED).count() < len(ids):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench: tables did not finish in {seconds}s")
+        time.sleep(0.2)
+
+
+def full_stack_games_per_min(games: int) -> float:
+    """Bot-only tables created through the services; one worker plays them (PostgreSQL, Redis)."""
+    start = time.perf_counter()
+    ids = []
+    for _ in range(games):
+        out = services.table_create(options=OPTIONS, bots=dict.fromkeys(range(4), "basic"), clocks=NO_CLOCKS)
+        assert out.table is not None
+        ids.append(out.table.pk)
+    wait_finished(ids, 900)
+    return games / (time.perf_counter() - start) * 60
+
+
+def timeout_lags(tables: int) -> list[float]:
+    """Tables with one absent person and three bots on CLOCK-second clocks, started over CLOCK
+    seconds: how long after each missed deadline the server acted (from the logged timeouts)."""
+    ids = []
+    for i in range(tables):
+        out = services.table_create(
+            options=OPTIONS,
+            bots={1: "basic", 2: "basic", 3: "basic"},
+            clocks=dict.fromkeys(("pass", "play", "moon"), CLOCK),
+        )
+        assert out.table is not None
+        services.seat_join(table_id=out.table.pk, player=Player.objects.create(name=f"absent{i}"))
+        ids.append(out.table.pk)
+        time.sleep(CLOCK / tables)
+    time.sleep(2 * CLOCK + 3)  # the pass timeout, then the first play timeout; then the seat is away
+    lags = []
+    for move in Move.objects.filter(table_id__in=ids, position=0).only("events", "created_at"):
+        for kind, data, _, _ in move.events:
+            if kind == "turn_timed_out":
+                missed = dt.datetime.fromisoformat(data["deadline"])
+                lags.append((move.created_at - missed).total_seconds() * 1000)
+    return lags
+
+
+def main() -> None:
+    if connection.vendor != "postgresql" or not settings.REDIS_URL:
+        raise SystemExit("bench/workers.py needs DATABASE_URL (PostgreSQL) and REDIS_URL")
+    engine_rate = engine_games_per_min(max(GAMES, 10))
+    old_name = connection.creation.create_test_db(verbosity=0)
+    db = connection.settings_dict
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
+        "SWEEP_SECONDS": "1",
+    }
+    app.conf.task_always_eager = False
+    app.control.purge()
+    log_dir = Path(tempfile.mkdtemp(prefix="bench-workers-"))
+    try:
+        worker = start_workers(env, log_dir, concurrency=1, beat=False)
+        try:
+            time.sleep(3)  # the worker connects
+            full_rate = full_stack_games_per_min(GAMES)
+        finally:
+            stop(worker)
+        worker = start_workers(env, log_dir, concurrency=2, beat=True)
+        try:
+            time.sleep(3)
+            lags = sorted(timeout_lags(LAG_TABLES))
+        finally:
+            stop(worker)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    print(f"engine_games_per_min: {engine_rate:.1f}")
+    print(f"full_stack_games_per_min: {full_rate:.1f}")
+    print(f"full_stack_vs_engine_ratio: {full_rate / engine_rate:.3f}")
+    print(f"timeouts_measured: {len(lags)}")
+    print(f"timeout_lag_p50_ms: {statistics.median(lags):.0f}")
+    print(f"timeout_lag_p99_ms: {lags[min(len(lags) - 1, int(len(lags) * 0.99))]:.0f}")
+
+
+if __name__ == "__main__":
+    main()
