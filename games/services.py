@@ -363,8 +363,8 @@ def action_submit(
                 overdue.append(table.pk)
             raise ServiceError.from_engine(exc) from exc
         fields = _PLAY_FIELDS
-        if player is not None and table.seating[seat]["away"]:
-            events = [*_take_back(table, seat), *events]
+        if player is not None and (table.seating[seat]["away"] or table.seating[seat].get("timeouts")):
+            events = [*_take_back(table, seat), *events]  # timeouts count only in a row
             fields = [*_PLAY_FIELDS, "seating"]
         key = idempotency.key if idempotency else ""
         _log(table, _KIND_OF_ACTION[type(parsed)], seat, payload, events, key)
@@ -391,7 +391,7 @@ def seat_back(
         seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
         if seat is None:
             raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
-        if table.seating[seat]["away"]:
+        if table.seating[seat]["away"] or table.seating[seat].get("timeouts"):
             _log(table, Move.Kind.BACK, seat, {}, _take_back(table, seat))
             if table.state is not None:
                 state = state_from_dict(table.state)
@@ -528,6 +528,7 @@ def _seated(table: Table, seats: list[Seat]) -> None:
             "name": s.player.name if s.player else None,
             "bot": s.bot_level or None,
             "away": s.away,
+            "timeouts": s.timeouts,
         }
         for s in seats
     ]
@@ -541,9 +542,10 @@ def _plays_itself(table: Table, seat: int) -> bool:
 
 def _take_back(table: Table, seat: int) -> list[Event]:
     """The player is back: their seat is theirs again, with its timeout count reset."""
+    was_away = table.seating[seat]["away"]
     Seat.objects.filter(table=table, position=seat).update(away=False, timeouts=0)
-    table.seating = [dict(s, away=False) if s["position"] == seat else s for s in table.seating]
-    return [_public("seat_back", seat=seat)]
+    table.seating = [dict(s, away=False, timeouts=0) if s["position"] == seat else s for s in table.seating]
+    return [_public("seat_back", seat=seat)] if was_away else []
 
 
 def _advance(

@@ -39,6 +39,7 @@ class SeatOut(F.Serializer):
     name = F.CharField(allow_null=True)
     bot = F.CharField(allow_null=True, help_text="Bot level, or null for a person or an open seat")
     away = F.BooleanField(help_text="Timed out too often: a bot plays it until the player acts again")
+    timeouts = F.IntegerField(help_text="Clocks run out in a row (reset when the player acts)")
 
 
 class ClocksOut(F.Serializer):

@@ -33,6 +33,7 @@ class Seat(graphene.ObjectType):
     name = graphene.String()
     bot = graphene.String(description="Bot level, or null for a person or an open seat")
     away = graphene.Boolean(description="Timed out too often: a bot plays it until the player acts again")
+    timeouts = graphene.Int(description="Clocks run out in a row (reset when the player acts)")
 
 
 class Clocks(graphene.ObjectType):

@@ -162,3 +162,24 @@ def test_a_clock_task_for_an_old_version_does_nothing() -> None:
     _overdue(table_id)
     assert services.clock_expired(table_id=table_id, version=table.version - 1).table is None
     assert tasks.enforce_clock(table_id, table.version) >= 1
+
+
+def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
+    table_id, token = _person_and_bots()
+    _overdue(table_id)
+    services.clock_expired(table_id=table_id)  # one timeout (the pass)
+    body = client(token).get(f"/api/v1/tables/{table_id}").json()
+    assert body["seats"][0]["timeouts"] == 1 and body["game"]["to_act"] == [0]
+    card = body["game"]["legal_actions"]["cards"][0]
+    body = (
+        client(token)
+        .post(f"/api/v1/tables/{table_id}/actions", {"type": "play", "card": card}, format="json")
+        .json()
+    )
+    assert body["seats"][0]["timeouts"] == 0  # the player acted: the count starts again
+    while client(token).get(f"/api/v1/tables/{table_id}").json()["game"]["to_act"] != [0]:
+        pass
+    _overdue(table_id)
+    services.clock_expired(table_id=table_id)
+    seat = client(token).get(f"/api/v1/tables/{table_id}").json()["seats"][0]
+    assert (seat["timeouts"], seat["away"]) == (1, False)
