@@ -1,0 +1,217 @@
+"""A fair tournament between two bot levels: the same deals replayed with the candidate in every seat.
+
+python -m bots.tournament --candidate basic --reference random --deal-sets 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bots import LEVELS
+from bots.strategy import decide
+from games.engine import GAME_OVER, Options, State, action_from_dict, deal, hand_seed, view
+from games.engine.cards import names
+from games.engine.deal import pass_offset
+
+T_95 = 1.96  # normal quantile; deal sets number in the hundreds
+
+
+@dataclass
+class Result:
+    candidate: str
+    reference: str
+    players: int
+    variant: str
+    deal_sets: int
+    hands: int = 0
+    candidate_points_per_hand: float = 0.0
+    reference_points_per_hand: float = 0.0
+    gap: float = 0.0  # reference minus candidate: positive when the candidate takes fewer points
+    gap_ci95: tuple[float, float] = (0.0, 0.0)
+    games: int = 0
+    candidate_win_rate: float = 0.0
+    fair_win_rate: float = 0.0
+    candidate_ms_per_move: float = 0.0
+    reference_ms_per_move: float = 0.0
+    seconds: float = 0.0
+    per_deal_gaps: list[float] = field(default_factory=list, repr=False)
+
+
+class Clock:
+    """Time spent deciding, per level."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.moves: dict[str, int] = {}
+
+    def decide(self, state: State, seat: int, level: str, rng: random.Random) -> Any:
+        start = time.process_time()
+        action = decide(view(state, seat, history=False), level, rng)
+        self.seconds[level] = self.seconds.get(level, 0.0) + time.process_time() - start
+        self.moves[level] = self.moves.get(level, 0) + 1
+        return action_from_dict(action)
+
+    def ms_per_move(self, level: str) -> float:
+        return 1000 * self.seconds.get(level, 0.0) / max(self.moves.get(level, 0), 1)
+
+
+def play_hand(state: State, levels: Sequence[str], rng: random.Random, clock: Clock) -> list[int]:
+    """Play the current hand to its score; the points each seat took."""
+    hand = state.hand_no
+    while state.phase != GAME_OVER and state.hand_no == hand:
+        for seat in state.to_act():
+            state.push(seat, clock.decide(state, seat, levels[seat], rng))
+    return list(state.sheet[-1]["points"])
+
+
+def dealt_hand(options: Options, seed: str, number: int) -> State:
+    """Hand `number` of the game with this seed, on its own (so every pass direction comes up)."""
+    hands, widow = deal(options, hand_seed(seed, number))
+    return State.from_deal(
+        options, [names(h) for h in hands], widow=names(widow), hand_number=number, seed=seed
+    )
+
+
+def run(
+    candidate: str,
+    reference: str,
+    *,
+    deal_sets: int,
+    players: int = 4,
+    variant: str = "classic",
+    games: int = 0,
+    seed: int = 1,
+    progress: bool = True,
+) -> Result:
+    options = Options.from_dict({"players": players, "variant": variant})
+    result = Result(candidate, reference, players, variant, deal_sets)
+    clock = Clock()
+    started = time.perf_counter()
+    cand_points: list[float] = []
+    ref_points: list[float] = []
+    for k in range(deal_sets):
+        game_seed = f"tournament-{seed}-{k}"
+        # Hand numbers cycle so that every pass direction (and the hold hand) is played.
+        number = 1 + k % max(1, _pass_cycle(options))
+        gaps = []
+        for seat in range(players):  # the same deal, the candidate in each seat in turn
+            levels = [reference] * players
+            levels[seat] = candidate
+            rng = random.Random(f"{game_seed}/{seat}")
+            points = play_hand(dealt_hand(options, game_seed, number), levels, rng, clock)
+            others = [p for s, p in enumerate(points) if s != seat]
+            cand_points.append(points[seat])
+            ref_points.extend(others)
+            gaps.append(statistics.fmean(others) - points[seat])
+        result.per_deal_gaps.append(statistics.fmean(gaps))
+        if progress:
+            _bar("deals", k + 1, deal_sets, started)
+    wins = 0.0
+    for g in range(games):  # whole games to the target, the candidate in seat g % players
+        state = State.new_game(options, f"tournament-game-{seed}-{g}")
+        levels = [reference] * players
+        levels[g % players] = candidate
+        rng = random.Random(f"game/{seed}/{g}")
+        while state.phase != GAME_OVER:
+            play_hand(state, levels, rng, clock)
+        if g % players in state.winners:
+            wins += 1 / len(state.winners)
+        if progress:
+            _bar("games", g + 1, games, started)
+    if progress:
+        sys.stderr.write("\n")
+    gaps = result.per_deal_gaps
+    result.hands = len(cand_points)
+    result.candidate_points_per_hand = statistics.fmean(cand_points)
+    result.reference_points_per_hand = statistics.fmean(ref_points)
+    result.gap = statistics.fmean(gaps)
+    half = T_95 * statistics.stdev(gaps) / math.sqrt(len(gaps)) if len(gaps) > 1 else math.inf
+    result.gap_ci95 = (result.gap - half, result.gap + half)
+    result.games = games
+    result.candidate_win_rate = wins / games if games else 0.0
+    result.fair_win_rate = 1 / players
+    result.candidate_ms_per_move = clock.ms_per_move(candidate)
+    result.reference_ms_per_move = clock.ms_per_move(reference)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _pass_cycle(options: Options) -> int:
+    """How many hands until the pass direction repeats."""
+    for n in range(1, 12):
+        if pass_offset(options, n + 1) == pass_offset(options, 1):
+            return n
+    return 1
+
+
+def _bar(label: str, done: int, total: int, started: float) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    elapsed = time.perf_counter() - started
+    sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {elapsed:.1f}s")
+    sys.stderr.flush()
+
+
+def report(result: Result) -> str:
+    low, high = result.gap_ci95
+    return "\n".join(
+        [
+            f"candidate: {result.candidate}",
+            f"reference: {result.reference}",
+            f"hands: {result.hands}",
+            f"candidate_points_per_hand: {result.candidate_points_per_hand:.3f}",
+            f"reference_points_per_hand: {result.reference_points_per_hand:.3f}",
+            f"gap_points_per_hand: {result.gap:.3f}",
+            f"gap_ci95_low: {low:.3f}",
+            f"gap_ci95_high: {high:.3f}",
+            f"games: {result.games}",
+            f"candidate_win_rate: {result.candidate_win_rate:.3f} (fair share {result.fair_win_rate:.3f})",
+            f"candidate_ms_per_move: {result.candidate_ms_per_move:.3f}",
+            f"reference_ms_per_move: {result.reference_ms_per_move:.3f}",
+            f"seconds: {result.seconds:.1f}",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--candidate", choices=LEVELS, required=True)
+    parser.add_argument("--reference", choices=LEVELS, required=True)
+    parser.add_argument("--deal-sets", type=int, default=400, help="Deals; each is played once per seat")
+    parser.add_argument("--games", type=int, default=0, help="Whole games to 100 for the win rate")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--variant", default="classic")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="Also write the result to this file")
+    parser.add_argument("--quiet", action="store_true", help="No progress bar")
+    args = parser.parse_args(argv)
+    result = run(
+        args.candidate,
+        args.reference,
+        deal_sets=args.deal_sets,
+        players=args.players,
+        variant=args.variant,
+        games=args.games,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
+    print(report(result))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(asdict(result), out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
