@@ -3,6 +3,7 @@ with SIGKILL mid-game is replaced without losing or repeating a move."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -15,7 +16,8 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from games.models import Move, Table
+from games import services
+from games.models import Move, Player, Table
 from hearts_service.celery import app
 
 pytestmark = [
@@ -128,3 +130,40 @@ def test_a_worker_killed_mid_game_is_replaced_and_no_move_is_lost_or_repeated(
         range(1, table.version + 1)
     )
     assert table.version > stalled.version
+
+
+def _absent_person_table(clock: int) -> int:
+    """A table of three bots and a person who never acts, on `clock`-second clocks."""
+    out = services.table_create(
+        options={}, bots={1: "basic", 2: "basic", 3: "basic"}, clocks={"pass": clock, "play": clock}
+    )
+    assert out.table is not None
+    services.seat_join(table_id=out.table.pk, player=Player.objects.create(name="absent"))
+    return out.table.pk
+
+
+def _timed_out_after(table_id: int) -> float:
+    """Seconds between the missed deadline and the server's move for the absent person."""
+    move = Move.objects.get(table_id=table_id, position=0, kind="pass")
+    kind, data, _, _ = move.events[0]
+    assert kind == "turn_timed_out"
+    return (move.created_at - dt.datetime.fromisoformat(data["deadline"])).total_seconds()
+
+
+def test_a_deadline_is_acted_on_by_its_eta_task_and_a_lost_one_by_the_sweep(
+    workers: Callable[..., subprocess.Popen[bytes]],
+) -> None:
+    worker = workers()
+    on_time = _absent_person_table(5)
+    _wait(on_time, lambda t: t.moves.filter(position=0, kind="pass").exists(), 30)
+    assert _timed_out_after(on_time) < 1.0  # the ETA task, no sweep running
+    # Now lose the clock's task: the worker holding it dies before the deadline (its message
+    # stays unacknowledged in Redis for the visibility timeout, 10 minutes).
+    lost = _absent_person_table(5)
+    _wait(lost, lambda t: t.moves.filter(kind="pass").count() == 3, 30)  # the bots passed
+    time.sleep(1)  # the ETA task reaches the worker
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait()
+    workers(beat=True)  # a new worker with beat: only the sweep can find the overdue clock
+    _wait(lost, lambda t: t.moves.filter(position=0, kind="pass").exists(), 30)
+    assert _timed_out_after(lost) < 5.0
