@@ -31,7 +31,15 @@ def decide(view: dict[str, Any], level: str, rng: random.Random) -> dict[str, An
         chosen = rng.sample(cards, legal["count"]) if level == "random" else _pass(cards, legal["count"])
         return {"type": "pass", "cards": chosen}
     cards = legal["cards"]
-    return {"type": "play", "card": rng.choice(cards) if level == "random" else _play(view, cards)}
+    if level == "random":
+        return {"type": "play", "card": rng.choice(cards)}
+    if level in ("strong", "expert"):
+        from bots.strong import choose_play
+
+        chosen = choose_play(view, rng)
+        if chosen is not None:
+            return {"type": "play", "card": chosen}
+    return {"type": "play", "card": _play(view, cards)}
 
 
 def _danger(card: str, hand: Sequence[str]) -> float:

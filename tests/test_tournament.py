@@ -83,3 +83,32 @@ def test_a_bot_sees_only_its_seats_view(monkeypatch: object) -> None:
     assert len(seen) > 200
     for shown, hidden in seen:
         assert not set(token.findall(json.dumps(shown))) & hidden
+
+
+def test_strong_samples_worlds_consistent_with_the_view_and_plays_legal_cards() -> None:
+    import random
+
+    from bots.strong import _sample_world, choose_play
+    from games.engine import Options, State, view
+
+    options = Options.from_dict({"players": 4})
+    state = State.new_game(options, "strong-test")
+    rng = random.Random(3)
+    from bots.strategy import decide
+    from games.engine import action_from_dict
+
+    checked = 0
+    while state.phase != "game_over" and state.hand_no == 1:
+        for seat in state.to_act():
+            v = view(state, seat, history=False)
+            if v["legal_actions"]["type"] == "play" and len(v["legal_actions"]["cards"]) > 1:
+                world = _sample_world(v, options, random.Random(checked))
+                if world is not None:  # the sampled world agrees with everything the seat knows
+                    assert world.hands[seat] == state.hands[seat] and world.trick == state.trick
+                    assert [h.bit_count() for h in world.hands] == [h.bit_count() for h in state.hands]
+                card = choose_play(v, random.Random(1), rollouts=24)
+                assert card in v["legal_actions"]["cards"]
+                assert card == choose_play(v, random.Random(1), rollouts=24)  # seeded: the same choice
+                checked += 1
+            state.push(seat, action_from_dict(decide(v, "basic", rng)))
+    assert checked > 10
