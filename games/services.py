@@ -59,10 +59,17 @@ class ServiceError(Exception):
         super().__init__(message)
         self.code, self.message, self.kind, self.details = code, message, kind, details
 
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable, so a task's failure reports cleanly
+        return (_service_error, (self.code, self.message, self.kind, self.details))
+
     @classmethod
     def from_engine(cls, exc: EngineError) -> ServiceError:
         kind = "malformed" if exc.code in MALFORMED_CODES else "rules"
         return cls(exc.code, exc.message, kind=kind, **exc.details)
+
+
+def _service_error(code: str, message: str, kind: str, details: dict[str, Any]) -> ServiceError:
+    return ServiceError(code, message, kind=kind, **details)
 
 
 @dataclass(frozen=True)

@@ -37,14 +37,22 @@ CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost
 @shared_task(name="games.play_bots", **RELIABLE)
 def play_bots(table_id: int, version: int) -> int:
     """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
-    out = services.bots_play(table_id=table_id, version=version)
+    try:
+        out = services.bots_play(table_id=table_id, version=version)
+    except services.ServiceError as exc:  # the table is gone (deleted): nothing is owed
+        log.info("play_bots for table %s: %s", table_id, exc.code)
+        return 0
     return 0 if out.table is None else out.table.version - version
 
 
 @shared_task(name="games.enforce_clock", **RELIABLE)
 def enforce_clock(table_id: int, version: int) -> int:
     """Queued with an ETA at the deadline: acts for the late seats unless the table moved on."""
-    out = services.clock_expired(table_id=table_id, version=version)
+    try:
+        out = services.clock_expired(table_id=table_id, version=version)
+    except services.ServiceError as exc:  # the table is gone (deleted): no clock to enforce
+        log.info("enforce_clock for table %s: %s", table_id, exc.code)
+        return 0
     return 0 if out.table is None else out.table.version - version
 
 

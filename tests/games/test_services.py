@@ -248,3 +248,16 @@ def test_twenty_racing_retries_with_one_idempotency_key_act_once_and_all_get_the
     assert sorted(replayed for replayed, _ in answers) == [False] + [True] * 19
     assert len({response for _, response in answers}) == 1
     assert Move.objects.filter(table=table, kind=Move.Kind.PASS).count() == 1
+
+
+def test_a_service_error_survives_pickling_with_its_code_and_details() -> None:
+    """Celery reports task failures by pickling them: the code and details must come through."""
+    import pickle
+
+    error = pickle.loads(pickle.dumps(ServiceError("stale_version", "old", kind="conflict", version=3)))
+    assert (error.code, error.message, error.kind, error.details) == (
+        "stale_version",
+        "old",
+        "conflict",
+        {"version": 3},
+    )

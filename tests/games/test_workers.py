@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start real `celery worker` processes on the test database and a private Redis database;
+    """Start real `celery worker` processes on the test database and the test run's Redis;
     every one still running is killed at the end."""
-    broker = redis_url.rsplit("/", 1)[0] + "/14"
+    broker = redis_url  # the test process's Celery app was configured with it at import
     db = connection.settings_dict
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
     env = {
@@ -42,8 +42,7 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
         "SWEEP_SECONDS": "1",
     }
     app.conf.task_always_eager = False
-    app.conf.broker_url = broker
-    app.control.purge()
+    app.control.purge()  # nothing left over from another run
     started: list[subprocess.Popen[bytes]] = []
 
     def start(*, beat: bool = False) -> subprocess.Popen[bytes]:
