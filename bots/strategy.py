@@ -55,10 +55,45 @@ def _danger(card: str, hand: Sequence[str]) -> float:
 
 
 def _pass(cards: Sequence[str], count: int) -> list[str]:
+    if _moon_hand(cards):  # going for the moon: keep the winners, pass the lowest cards
+        return sorted(cards, key=_rank)[:count]
     return sorted(cards, key=lambda c: -_danger(c, cards))[:count]
 
 
+def _moon_hand(cards: Sequence[str]) -> bool:
+    """A hand worth shooting with: most of the top hearts and enough high cards to win tricks."""
+    hearts = {_rank(c) for c in cards if _suit(c) == "H"}
+    top_hearts = sum(1 for r in range(RANKS.index("J"), len(RANKS)) if r in hearts)
+    high = sum(1 for c in cards if _rank(c) >= RANKS.index("Q"))
+    return top_hearts >= 3 and len(hearts) >= 5 and high >= 7
+
+
+def shooter(view: dict[str, Any]) -> int | None:
+    """The seat that looks to be shooting the moon: it alone has taken points this hand, and
+    enough of them (at least 8) that it may be trying."""
+    taken = view["points_taken"]
+    holders = [s for s, p in enumerate(taken) if p > 0]
+    if len(holders) == 1 and taken[holders[0]] >= 8:
+        return holders[0]
+    return None
+
+
+def _winner(view: dict[str, Any]) -> tuple[int, int]:
+    """(seat, rank) winning the trick so far."""
+    trick = view["trick"]
+    lead = _suit(trick[0]["card"])
+    best = max((t for t in trick if _suit(t["card"]) == lead), key=lambda t: _rank(t["card"]))
+    return best["seat"], _rank(best["card"])
+
+
 def _play(view: dict[str, Any], cards: Sequence[str]) -> str:
+    moon = shooter(view)
+    if moon is not None and moon == view["seat"]:
+        return _shoot(view, cards)
+    if moon is not None and view["trick"]:
+        stop = _stop(view, cards, moon)
+        if stop is not None:
+            return stop
     trick = view["trick"]
     if not trick:  # lead: the lowest card, keeping hearts and the high spades for later
         high_spade = RANKS.index("Q")
@@ -82,6 +117,31 @@ def _play(view: dict[str, Any], cards: Sequence[str]) -> str:
             return wanted
     hearts = [c for c in cards if _suit(c) == "H"]
     return max(hearts or cards, key=_rank)
+
+
+def _shoot(view: dict[str, Any], cards: Sequence[str]) -> str:
+    """Going for the moon: win every trick with the highest card; when void, keep the points for
+    later tricks and throw the lowest other card."""
+    trick = view["trick"]
+    if trick and not any(_suit(c) == _suit(trick[0]["card"]) for c in cards):
+        plain = [c for c in cards if _suit(c) != "H" and c != "QS"]
+        return min(plain or cards, key=_rank)
+    return max(cards, key=_rank)
+
+
+def _stop(view: dict[str, Any], cards: Sequence[str], moon: int) -> str | None:
+    """Another seat is shooting: take a trick with points from it if a card can, and never throw
+    points onto a trick it is winning. None: play as usual."""
+    winner, rank = _winner(view)
+    lead = _suit(view["trick"][0]["card"])
+    following = [c for c in cards if _suit(c) == lead]
+    if winner != moon:
+        return None
+    if following:
+        beating = [c for c in following if _rank(c) > rank]
+        return min(beating, key=_rank) if beating else None
+    plain = [c for c in cards if _suit(c) != "H" and c != "QS"]
+    return max(plain, key=_rank) if plain else None
 
 
 def _moon(view: dict[str, Any]) -> str:
