@@ -95,6 +95,14 @@ class Idempotency:
     fingerprint: str
     render: Callable[[Outcome], tuple[int, str]]
 
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.key) <= 128 or not self.key.isprintable():
+            raise ServiceError(
+                "invalid_idempotency_key",
+                "an idempotency key is 1 to 128 printable characters",
+                kind="malformed",
+            )
+
 
 class _Unscoped:
     """Scope of service calls made by the service itself (tasks), which see every table."""
@@ -155,7 +163,7 @@ def table_create(
     for position, level in bots.items():
         if type(position) is not int or not 0 <= position < opts.players:
             raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
-        _check_level(level)
+        check_level(level)
 
     def act() -> Outcome:
         table = Table.objects.create(
@@ -220,7 +228,7 @@ def bot_add(
     idempotency: Idempotency | None = None,
 ) -> Outcome:
     """Put a bot in a seat (the lowest open seat unless `position` is given)."""
-    _check_level(level)
+    check_level(level)
 
     def act() -> Outcome:
         table, seats = _locked(table_id, scope)
@@ -250,7 +258,7 @@ def table_start(
 ) -> Outcome:
     """Start now: every open seat gets a bot of level `fill_with`. A player must be seated to
     start; an app (player None) may start any of its tables."""
-    _check_level(fill_with)
+    check_level(fill_with)
 
     def act() -> Outcome:
         table, seats = _locked(table_id, scope)
@@ -610,7 +618,8 @@ def _queue(table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | 
         tasks.enforce_clock.apply_async((table_id, version), eta=deadline)
 
 
-def _check_level(level: object) -> None:
+def check_level(level: object) -> None:
+    """Refuse an unknown bot level with `invalid_bot_level` (the levels are in `bots.LEVELS`)."""
     if level not in LEVELS:
         raise ServiceError(
             "invalid_bot_level",

@@ -156,12 +156,6 @@ def _idempotency(
 ) -> Idempotency | None:
     if key is None:
         return None
-    if not 1 <= len(key) <= 128 or not key.isprintable():
-        raise ServiceError(
-            "invalid_idempotency_key",
-            "idempotencyKey must be 1 to 128 printable characters",
-            kind="malformed",
-        )
     fingerprint = hashlib.sha256(
         f"graphql {name}\n{json.dumps(args, sort_keys=True, default=str)}".encode()
     ).hexdigest()
@@ -221,13 +215,7 @@ def _player(p: Principal) -> PlayerModel:
 
 
 def _level(level: str) -> str:
-    if level not in LEVELS:
-        raise ServiceError(
-            "invalid_bot_level",
-            f"bot level must be one of {', '.join(LEVELS)}",
-            kind="malformed",
-            levels=list(LEVELS),
-        )
+    services.check_level(level)
     return level
 
 
