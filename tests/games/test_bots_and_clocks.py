@@ -183,3 +183,24 @@ def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
     services.clock_expired(table_id=table_id)
     seat = client(token).get(f"/api/v1/tables/{table_id}").json()["seats"][0]
     assert (seat["timeouts"], seat["away"]) == (1, False)
+
+
+def test_a_graphql_read_of_a_table_whose_clock_ran_out_acts_first() -> None:
+    from django.test import Client
+
+    table_id, token = _person_and_bots()
+    _overdue(table_id)
+    r = Client().post(
+        "/graphql/",
+        {
+            "query": "query($t: Int!) { table(id: $t) { game { phase } seats { timeouts } } }",
+            "variables": {"t": table_id},
+        },
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert r.json()["data"]["table"] == {
+        "game": {"phase": "playing"},
+        "seats": r.json()["data"]["table"]["seats"],
+    }
+    assert r.json()["data"]["table"]["seats"][0]["timeouts"] == 1
