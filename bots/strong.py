@@ -8,7 +8,7 @@ import random
 import statistics
 from typing import Any
 
-from games.engine import GAME_OVER, MOON, EngineError, MoonChoice, Options, Play, State
+from games.engine import GAME_OVER, MOON, EngineError, MoonChoice, Options, Pass, Play, State
 from games.engine.cards import QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play, pass_offset
 
@@ -94,9 +94,16 @@ def _sample_world(view: dict[str, Any], options: Options, rng: random.Random) ->
         seat = rng.choices(seats, weights=[room[s] for s in seats])[0]
         holding[seat].append(card)
         room[seat] -= 1
-    start = [names(_mask(holding[s] + played[s])) for s in range(n)]
+    start = [holding[s] + played[s] for s in range(n)]  # each seat's cards once the pass was made
+    number = view["hand_number"]
+    offset = pass_offset(options, number)
+    passes: list[list[int]] = []
+    if offset:  # undo a pass consistent with what this seat knows, then let the engine redo it
+        start, passes = _before_the_pass(view, start, offset, rng)
     try:
-        state = State.from_deal(options, start, hand_number=_hold_hand(options), seed="world")
+        state = State.from_deal(options, [names(_mask(h)) for h in start], hand_number=number, seed="world")
+        for seat, cards in enumerate(passes):
+            state.push(seat, Pass(cards))
         for seat, card in sequence:
             state.push(seat, Play(card))
     except EngineError:
@@ -104,19 +111,31 @@ def _sample_world(view: dict[str, Any], options: Options, rng: random.Random) ->
     return state
 
 
+def _before_the_pass(
+    view: dict[str, Any], after: list[list[int]], offset: int, rng: random.Random
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Holdings before the pass, and each seat's pass, that lead to the holdings `after`: this
+    seat's own pass and the cards it received are the real ones; every other seat is given
+    three of its cards as the ones it received."""
+    n, me = len(after), view["seat"]
+    received: list[list[int]] = [[] for _ in range(n)]
+    if view.get("received"):
+        received[me] = parse_cards(view["received"]["cards"])
+    if view.get("my_pass"):
+        received[(me + offset) % n] = parse_cards(view["my_pass"]["cards"])
+    for s in range(n):
+        if not received[s]:
+            received[s] = rng.sample(after[s], 3)
+    passes = [received[(s + offset) % n] for s in range(n)]
+    before = [[c for c in after[s] if c not in received[s]] + passes[s] for s in range(n)]
+    return before, passes
+
+
 def _mask(cards: list[int]) -> int:
     m = 0
     for c in cards:
         m |= 1 << c
     return m
-
-
-def _hold_hand(options: Options) -> int:
-    """A hand number without a pass, so that a rebuilt hand starts at its first lead."""
-    for number in range(1, 2 * options.players + 2):
-        if pass_offset(options, number) == 0:
-            return number
-    raise EngineError("invalid_state", "no hand without a pass")
 
 
 def _rollout(state: State, rng: random.Random) -> list[int]:
