@@ -66,33 +66,23 @@ def _measure(context: ValidationContext, node: OperationDefinitionNode) -> tuple
     return _walk(node.selection_set, fragments, 0, frozenset())
 
 
-def depth_limit_rule(max_depth: int) -> type[ValidationRule]:
-    class DepthLimit(ValidationRule):
+def limits_rule(max_depth: int, max_cost: int) -> type[ValidationRule]:
+    """A validation rule refusing an operation deeper than `max_depth` or costlier than `max_cost`."""
+
+    class Limits(ValidationRule):
         def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
-            depth, _ = _measure(self.context, node)
-            if depth > max_depth:
-                self.report_error(
-                    GraphQLError(
-                        f"query depth {depth} is over the limit of {max_depth}",
-                        node,
-                        extensions={"code": "query_too_deep", "limit": max_depth, "depth": depth},
+            depth, cost = _measure(self.context, node)
+            for value, limit, name, code in (
+                (depth, max_depth, "depth", "query_too_deep"),
+                (cost, max_cost, "cost", "query_too_complex"),
+            ):
+                if value > limit:
+                    self.report_error(
+                        GraphQLError(
+                            f"query {name} {value} is over the limit of {limit}",
+                            node,
+                            extensions={"code": code, "limit": limit, name: value},
+                        )
                     )
-                )
 
-    return DepthLimit
-
-
-def cost_limit_rule(max_cost: int) -> type[ValidationRule]:
-    class CostLimit(ValidationRule):
-        def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
-            _, cost = _measure(self.context, node)
-            if cost > max_cost:
-                self.report_error(
-                    GraphQLError(
-                        f"query cost {cost} is over the limit of {max_cost}",
-                        node,
-                        extensions={"code": "query_too_complex", "limit": max_cost, "cost": cost},
-                    )
-                )
-
-    return CostLimit
+    return Limits

@@ -165,6 +165,13 @@ class TableRef:
             self.body = reads.table_body(self.table(), self.principal)
         return self.body
 
+    def __getattr__(self, name: str) -> Any:
+        """Plain fields (id, status, version, seats, game, ...) read from the table body."""
+        body = self.view()
+        if name in body:
+            return body[name]
+        raise AttributeError(name)
+
     def table(self) -> TableModel:
         if self.model is None:
             assert self.body is not None
@@ -187,37 +194,6 @@ class Table(graphene.ObjectType):
     events = graphene.Field(EventsPage, required=True, after=graphene.Int(default_value=0))
     hands = graphene.List(graphene.NonNull(Hand), required=True)
     hand = graphene.Field(Hand, number=graphene.Int(required=True))
-
-    @staticmethod
-    def _get(ref: TableRef, name: str) -> Any:
-        return ref.view()[name]
-
-    def resolve_id(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "id")
-
-    def resolve_status(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "status")
-
-    def resolve_version(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "version")
-
-    def resolve_options(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "options")
-
-    def resolve_clocks(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "clocks")
-
-    def resolve_deadline(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "deadline")
-
-    def resolve_seats(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "seats")
-
-    def resolve_your_seat(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "your_seat")
-
-    def resolve_game(ref: TableRef, info: Any) -> Any:
-        return Table._get(ref, "game")
 
     def resolve_scoresheet(ref: TableRef, info: Any) -> Any:
         game = ref.view()["game"]

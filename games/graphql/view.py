@@ -11,7 +11,7 @@ from graphene_django.views import GraphQLView
 from graphql import GraphQLError
 
 from games.accounts import authenticate
-from games.graphql.limits import cost_limit_rule, depth_limit_rule
+from games.graphql.limits import limits_rule
 from games.services import ServiceError
 
 MAX_DEPTH = 12
@@ -24,7 +24,7 @@ class HeartsGraphQLView(GraphQLView):
     sets the caller (absent: only createGuest works; bad: 401)."""
 
     graphiql = True
-    validation_rules = (depth_limit_rule(MAX_DEPTH), cost_limit_rule(MAX_COST))
+    validation_rules = (limits_rule(MAX_DEPTH, MAX_COST),)
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         header = request.headers.get("Authorization", "")
