@@ -24,7 +24,8 @@ $(BENCH_VENV)/.installed: pyproject.toml setup.py $(ENGINE_SRC) $(BENCH_VENV)/bi
 
 run: $(VENV)/.installed
 	$(VENV)/bin/python manage.py migrate
-	$(VENV)/bin/python manage.py runserver 0.0.0.0:$${PORT:-8000}
+	HEARTS_EMBEDDED_WORKER=1 $(VENV)/bin/uvicorn hearts_service.asgi:application \
+		--host 0.0.0.0 --port $${PORT:-8000} --lifespan off
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

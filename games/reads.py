@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -125,15 +126,20 @@ def moves_after(table: Table, principal: Principal, after: int) -> dict[str, Any
     return {"moves": [move_body(m, table, seat) for m in moves], "version": table.version}
 
 
+def visible_events(moves: Iterable[Move], seat: int | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(move seq, index among the move's events, event) for each event of these moves that `seat`
+    may see (None: only public ones). Every answer that shows events, polled or streamed, is
+    built here, so the redaction is the same everywhere."""
+    for m in moves:
+        for index, (kind, data, to, hand) in enumerate(m.events):
+            if to is None or to == seat:
+                yield m.seq, index, {"seq": m.seq, "hand": hand, "type": kind, **data}
+
+
 def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
-    """The events of these moves that `seat` may see (None: only public ones), each with the
-    sequence number of the move that caused it and the hand it belongs to."""
-    return [
-        {"seq": m.seq, "hand": hand, "type": kind, **data}
-        for m in moves
-        for kind, data, to, hand in m.events
-        if to is None or to == seat
-    ]
+    """The events of these moves that `seat` may see, each with the sequence number of the move
+    that caused it and the hand it belongs to."""
+    return [event for _, _, event in visible_events(moves, seat)]
 
 
 def events_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:

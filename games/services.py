@@ -6,12 +6,14 @@ import datetime as dt
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bots import LEVELS
+from games import notify
 from games.engine import (
     GAME_OVER,
     MOON,
@@ -601,8 +603,13 @@ def _advance(
 
 
 def _schedule(table: Table | None) -> None:
-    """After the commit: a worker task for the moves bots owe, and one for the turn clock."""
-    if table is None or table.state is None:
+    """After the commit: wake the table's streams, queue a worker task for the moves bots owe, and
+    one for the turn clock."""
+    if table is None:
+        return
+    players = [s["player"] for s in table.seating if s["player"] is not None]
+    transaction.on_commit(partial(notify.publish, table.pk, table.version, players))
+    if table.state is None:
         return
     table_id, version, deadline, bot_turn = table.pk, table.version, table.deadline, table.bot_turn
     if bot_turn or deadline is not None:
@@ -676,6 +683,9 @@ def _public(type: str, **data: Any) -> Event:
     return Event(type, data, None)
 
 
+_FINISHING = {"game_over": "finished", "table_abandoned": "abandoned"}
+
+
 def _log(
     table: Table,
     kind: str,
@@ -691,6 +701,9 @@ def _log(
     for e in events:  # each event carries the hand it belongs to (a move can end one and deal the next)
         hand = e.data["hand"] if e.type == "hand_started" else hand
         tagged.append([e.type, dict(e.data), e.to, hand])
+        if e.type in _FINISHING:  # one event says the table is over, however it ended
+            finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
+            tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
     Move.objects.create(
         table=table,
         seq=table.version,

@@ -85,6 +85,10 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
     CELERY_TASK_EAGER_PROPAGATES = True
 
+# Event streams wake on Redis pub/sub and poll the database as a safety net (only poll without Redis).
+STREAM_POLL_SECONDS = float(os.environ.get("STREAM_POLL_SECONDS", "5" if REDIS_URL else "0.5"))
+STREAM_KEEPALIVE_SECONDS = float(os.environ.get("STREAM_KEEPALIVE_SECONDS", "15"))
+
 # The sweep catches any clock or bot move whose task was lost (celery beat runs it).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", "1"))
 CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECONDS}}
@@ -134,6 +138,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "bots.LEVELS"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "games.api.event_schemas.add_streams",  # the event types and the two streams
+    ],
 }
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()

@@ -1,7 +1,9 @@
 """Routes of the REST API, mounted at /api/v1/."""
 
 from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
 
+from games import streams
 from games.api import views
 
 urlpatterns = [
@@ -21,6 +23,8 @@ urlpatterns = [
     path("tables/<int:table_id>/scoresheet", views.ScoresheetView.as_view()),
     path("tables/<int:table_id>/moves", views.MovesView.as_view()),
     path("tables/<int:table_id>/events", views.EventsView.as_view()),
+    path("tables/<int:table_id>/stream", csrf_exempt(streams.table_stream)),
+    path("me/stream", csrf_exempt(streams.player_stream)),
     path("tables/<int:table_id>/hands", views.HandsView.as_view()),
     path("tables/<int:table_id>/hands/<int:number>", views.HandView.as_view()),
 ]

@@ -1,12 +1,25 @@
-"""After every games test, each table it finished must replay from its seed and move log exactly."""
+"""After every games test, each table it finished must replay from its seed and move log exactly;
+and the fixtures that start real processes (Celery workers, ASGI web servers) on the test database."""
 
-from collections.abc import Iterator
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import httpx
 import pytest
+from django.db import connection
 
 from games.engine import state_to_dict
 from games.models import Table
 from games.services import table_replay
+from hearts_service.celery import app
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CHECKED: list[int] = []
 
@@ -32,3 +45,101 @@ def finished_tables_replay_exactly(request: pytest.FixtureRequest) -> Iterator[N
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if CHECKED:
         terminalreporter.write_line(f"finished tables replayed from their move logs: {len(CHECKED)}")
+
+
+@pytest.fixture
+def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start real `celery worker` processes on the test database and the test run's Redis;
+    every one still running is killed at the end."""
+    broker = redis_url  # the test process's Celery app was configured with it at import
+    db = connection.settings_dict
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
+        "REDIS_URL": broker,
+        "SWEEP_SECONDS": "1",
+    }
+    app.conf.task_always_eager = False
+    app.control.purge()  # nothing left over from another run
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*, beat: bool = False) -> subprocess.Popen[bytes]:
+        cmd = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "hearts_service",
+            "worker",
+            "--concurrency=1",
+            "-l",
+            "info",
+        ]
+        if beat:
+            cmd += ["-B", "-s", str(tmp_path / "beat-schedule")]
+        log = open(tmp_path / f"worker{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    app.conf.task_always_eager = True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def web(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[Callable[..., str]]:
+    """Start real ASGI web servers (uvicorn, as deployed) on the test database and Redis;
+    `web(**env)` returns the new server's base URL; all are stopped at the end."""
+    db = connection.settings_dict
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    base_env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
+        "REDIS_URL": redis_url,
+    }
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(**env: str) -> str:
+        port = _free_port()
+        log = open(tmp_path / f"web{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
+        cmd = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
+        proc = subprocess.Popen(
+            [*cmd, "--lifespan", "off"],
+            cwd=ROOT,
+            env={**base_env, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        started.append(proc)
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(150):
+            try:
+                httpx.get(base + "/healthz", timeout=1)
+                return base
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError(f"the web server did not start: {(tmp_path / 'web0.log').read_text()}")
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

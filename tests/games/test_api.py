@@ -212,7 +212,7 @@ def test_events_after_a_sequence_number_page_through_a_whole_game_once() -> None
     assert kinds.count("cards_dealt") == hands  # only seat 0's own deal
     assert all(e["seat"] == 0 for e in seen if e["type"] in ("cards_dealt", "cards_passed", "cards_received"))
     assert kinds.count("card_played") == 52 * hands and kinds.count("hand_scored") == hands
-    assert kinds[-1] == "game_over" and kinds[0] == "seat_taken"
+    assert kinds[-2:] == ["game_over", "table_finished"] and kinds[0] == "seat_taken"
 
 
 def test_credentials_are_required_and_checked() -> None:

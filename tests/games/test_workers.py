@@ -7,18 +7,15 @@ import datetime as dt
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from games import services
 from games.models import Move, Player, Table
-from hearts_service.celery import app
 
 pytestmark = [
     pytest.mark.needs_postgres,
@@ -26,52 +23,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),  # workers must see committed rows
 ]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start real `celery worker` processes on the test database and the test run's Redis;
-    every one still running is killed at the end."""
-    broker = redis_url  # the test process's Celery app was configured with it at import
-    db = connection.settings_dict
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
-        "REDIS_URL": broker,
-        "SWEEP_SECONDS": "1",
-    }
-    app.conf.task_always_eager = False
-    app.control.purge()  # nothing left over from another run
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(*, beat: bool = False) -> subprocess.Popen[bytes]:
-        cmd = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "hearts_service",
-            "worker",
-            "--concurrency=1",
-            "-l",
-            "info",
-        ]
-        if beat:
-            cmd += ["-B", "-s", str(tmp_path / "beat-schedule")]
-        log = open(tmp_path / f"worker{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    app.conf.task_always_eager = True
 
 
 def _bot_table(target: int) -> int:

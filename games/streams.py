@@ -1,0 +1,447 @@
+"""Event streams: one table's events, or all of a player's tables', as Server-Sent Events or NDJSON;
+resumable with Last-Event-ID, redacted by games.reads, woken through Redis after each commit.
+
+Positions. Every event of the move log has the id `<seq>:<n>`: the sequence number of the move
+that caused it and its index among that move's events. An id `<seq>` alone means "every event up
+to and including move <seq>" (the first `state` event and `your_turn` carry such ids, as does the
+REST `version`). Reconnecting with `Last-Event-ID` (or `?last_event_id=`) set to the last id
+received resumes right after it: nothing missed, nothing repeated. A player stream's id is the
+position at each of the player's tables, `<table>=<position>` joined with commas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import redis
+import redis.asyncio as aioredis
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
+
+from games import notify, reads
+from games.accounts import Principal, authenticate
+from games.models import Table
+from games.services import ServiceError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_POSITION = re.compile(r"(\d{1,12})(?::(\d{1,4}))?")
+_OVER = (Table.Status.FINISHED, Table.Status.ABANDONED)
+MAX_TABLES = 100  # most tables in one player's stream position
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a viewer is in one table's events: after event `index` of move `seq`, or after the
+    whole move when `index` is None."""
+
+    seq: int
+    index: int | None = None
+
+    def __str__(self) -> str:
+        return str(self.seq) if self.index is None else f"{self.seq}:{self.index}"
+
+    @classmethod
+    def parse(cls, raw: str) -> Position:
+        match = _POSITION.fullmatch(raw.strip())
+        if match is None:
+            raise _bad_position(raw)
+        return cls(int(match[1]), None if match[2] is None else int(match[2]))
+
+
+def _bad_position(raw: str) -> ServiceError:
+    return ServiceError(
+        "invalid_last_event_id",
+        f"{raw[:40]!r} is not an event id of this stream (like 41:2, or 41)",
+        kind="malformed",
+    )
+
+
+def parse_player_position(raw: str) -> dict[int, Position]:
+    """`12=41:2,15=20`: the position at each table of a player's stream."""
+    out: dict[int, Position] = {}
+    for part in filter(None, raw.strip().split(",")):
+        table, sep, position = part.partition("=")
+        if not sep or not table.isdigit() or len(out) >= MAX_TABLES:
+            raise _bad_position(raw)
+        out[int(table)] = Position.parse(position)
+    return out
+
+
+def format_player_position(positions: dict[int, Position]) -> str:
+    return ",".join(f"{t}={p}" for t, p in sorted(positions.items()))
+
+
+@dataclass
+class Batch:
+    """What one viewer has not seen yet at one table, up to a page of moves."""
+
+    table: Table
+    events: list[tuple[Position, dict[str, Any]]]
+    end: Position  # the position after this batch
+    more: bool  # another page is waiting
+    your_turn: dict[str, Any] | None = None  # set once caught up, when the viewer is to act
+    turn_key: tuple[Any, ...] | None = None
+
+    @property
+    def over(self) -> bool:
+        return self.table.status in _OVER and not self.more
+
+
+def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch]:
+    """The viewer's full state (the REST table body) and its position, with `your_turn`."""
+    table = reads.table_for(principal, table_id)
+    body = reads.table_body(table, principal)
+    batch = Batch(table, [], Position(table.version), more=False)
+    _set_turn(batch, body, principal)
+    return body, batch
+
+
+def catch_up(principal: Principal, table_id: int, after: Position) -> Batch:
+    """The events after `after` that the viewer may see (games.reads redacts them exactly as the
+    REST events answer), and, once caught up, whether it is the viewer's turn."""
+    table = reads.table_for(principal, table_id)
+    if after.seq > table.version:
+        raise _bad_position(str(after))
+    seat = reads.seat_of(table, principal)
+    first = after.seq if after.index is not None else after.seq + 1
+    moves = list(table.moves.filter(seq__gte=first).order_by("seq").only("seq", "events")[: reads.PAGE])
+    events = [
+        (Position(seq, index), {"table": table.pk, **event})
+        for seq, index, event in reads.visible_events(moves, seat)
+        if not (seq == after.seq and after.index is not None and index <= after.index)
+    ]
+    more = len(moves) == reads.PAGE
+    end = Position(moves[-1].seq if more else table.version)
+    batch = Batch(table, events, end, more)
+    if not more:
+        _set_turn(batch, reads.table_body(table, principal), principal)
+    return batch
+
+
+def _set_turn(batch: Batch, body: dict[str, Any], principal: Principal) -> None:
+    game, seat = body["game"], body["your_seat"]
+    if not game or seat is None or seat not in game["to_act"] or not game.get("legal_actions"):
+        return
+    batch.turn_key = (game["hand_number"], game["phase"], len(game["tricks"]), len(game["trick"]))
+    batch.your_turn = {
+        "type": "your_turn",
+        "table": batch.table.pk,
+        "seq": batch.table.version,
+        "version": batch.table.version,
+        "hand": game["hand_number"],
+        "phase": game["phase"],
+        "seat": seat,
+        "legal_actions": game["legal_actions"],
+        "deadline": body["deadline"],
+    }
+
+
+# -- waking -------------------------------------------------------------------------------
+
+
+class Wake:
+    """Waits for a wake-up on some channels (Redis pub/sub) or for the poll interval, whichever is
+    first. Subscribed before the first read, so no change between a read and the wait is missed;
+    the poll is the safety net while Redis is down or restarting (then it polls only)."""
+
+    def __init__(self, channels: list[str]) -> None:
+        self.channels = channels
+        self.client: aioredis.Redis | None = None
+        self.pubsub: Any = None
+
+    async def __aenter__(self) -> Wake:
+        await self._subscribe()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._close()
+
+    async def _subscribe(self) -> None:
+        if not settings.REDIS_URL:
+            return
+        try:
+            self.client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1)
+            self.pubsub = self.client.pubsub()
+            await self.pubsub.subscribe(*self.channels)
+        except (redis.RedisError, OSError) as exc:
+            log.warning("stream polls: cannot subscribe to Redis: %s", exc)
+            await self._close()
+
+    async def _close(self) -> None:
+        pubsub, client, self.pubsub, self.client = self.pubsub, self.client, None, None
+        try:
+            if pubsub is not None:
+                await pubsub.aclose()
+            if client is not None:
+                await client.aclose()
+        except (redis.RedisError, OSError):
+            pass
+
+    async def wait(self, timeout: float) -> None:
+        if self.pubsub is None:
+            if settings.REDIS_URL and self.client is None:
+                await self._subscribe()  # Redis is back: stop polling only
+            await asyncio.sleep(min(timeout, settings.STREAM_POLL_SECONDS))
+            return
+        try:
+            limit = min(timeout, settings.STREAM_POLL_SECONDS)
+            message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=limit)
+            while message is not None:  # drain: one read answers them all
+                message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
+        except (redis.RedisError, OSError) as exc:
+            log.warning("stream polls: Redis subscription lost: %s", exc)
+            await self._close()
+
+
+async def _db(fn: Callable[..., T], *args: Any) -> T:
+    """Run a database read in a worker thread; the connection is given back after each read, so
+    an idle stream holds none."""
+
+    def run() -> T:
+        try:
+            return fn(*args)
+        finally:
+            close_old_connections()
+
+    return await sync_to_async(run, thread_sensitive=False)()
+
+
+# -- framing ------------------------------------------------------------------------------
+
+
+@dataclass
+class Framer:
+    """Writes events as SSE (`event`, `id`, `data` lines) or as NDJSON (one object per line, with
+    the id under `id`); keep-alives are an SSE comment or `{"type": "keepalive"}`."""
+
+    ndjson: bool
+    last_write: float = field(default_factory=time.monotonic)
+
+    @property
+    def content_type(self) -> str:
+        return "application/x-ndjson" if self.ndjson else "text/event-stream"
+
+    def event(self, event_id: str, data: dict[str, Any]) -> bytes:
+        self.last_write = time.monotonic()
+        body = {"id": event_id, **data}
+        text = json.dumps(body, separators=(",", ":"))
+        if self.ndjson:
+            return (text + "\n").encode()
+        return f"id: {event_id}\nevent: {data['type']}\ndata: {text}\n\n".encode()
+
+    def start(self) -> bytes:
+        return b"" if self.ndjson else b"retry: 2000\n\n"
+
+    def keepalive(self) -> bytes | None:
+        if time.monotonic() - self.last_write < settings.STREAM_KEEPALIVE_SECONDS:
+            return None
+        self.last_write = time.monotonic()
+        return b'{"type":"keepalive"}\n' if self.ndjson else b": keep-alive\n\n"
+
+
+def _until_keepalive(framer: Framer) -> float:
+    return max(0.05, settings.STREAM_KEEPALIVE_SECONDS - (time.monotonic() - framer.last_write))
+
+
+# -- streams ------------------------------------------------------------------------------
+
+
+async def _table_events(
+    principal: Principal, table_id: int, after: Position | None, framer: Framer, first: Batch | None
+) -> AsyncIterator[bytes]:
+    async with Wake([notify.table_channel(table_id)]) as wake:
+        yield framer.start()
+        turn_sent: tuple[Any, ...] | None = None
+        if after is None:  # a new viewer: the full state first
+            body, batch = await _db(snapshot, principal, table_id)
+            yield framer.event(str(batch.end), {"type": "state", "table": table_id, "state": body})
+            after = batch.end
+            if batch.your_turn:
+                yield framer.event(str(after), batch.your_turn)
+                turn_sent = batch.turn_key
+        elif first is not None and first.turn_key and first.end == after:
+            turn_sent = first.turn_key  # resumed at a `your_turn` id: it was received already
+        while True:
+            batch = first or await _db(catch_up, principal, table_id, after)
+            first = None
+            for position, event in batch.events:
+                yield framer.event(str(position), event)
+            after = batch.end
+            if batch.more:
+                continue
+            if batch.your_turn and batch.turn_key != turn_sent:
+                yield framer.event(str(after), batch.your_turn)
+                turn_sent = batch.turn_key
+            if batch.over:
+                return
+            await wake.wait(_until_keepalive(framer))
+            beat = framer.keepalive()
+            if beat:
+                yield beat
+
+
+def _player_tables(principal: Principal, known: dict[int, Position]) -> list[int]:
+    """The player's tables worth following: every unfinished table they sit at, and the
+    tables of their position (to deliver a table's last events)."""
+    assert principal.player is not None
+    seated = Table.objects.filter(seats__player=principal.player).exclude(status__in=_OVER)
+    ids = set(seated.values_list("pk", flat=True)[:MAX_TABLES]) | set(known)
+    return sorted(ids)
+
+
+def _player_snapshot(principal: Principal) -> tuple[list[dict[str, Any]], dict[int, Position], list[Batch]]:
+    bodies, positions, batches = [], {}, []
+    for table_id in _player_tables(principal, {}):
+        body, batch = snapshot(principal, table_id)
+        bodies.append(body)
+        positions[table_id] = batch.end
+        batches.append(batch)
+    return bodies, positions, batches
+
+
+def _player_catch_up(principal: Principal, positions: dict[int, Position]) -> list[Batch]:
+    batches = []
+    for table_id in _player_tables(principal, positions):
+        try:
+            batches.append(catch_up(principal, table_id, positions.get(table_id, Position(0))))
+        except ServiceError as exc:
+            if exc.code != "not_found":
+                raise
+            positions.pop(table_id, None)  # a position naming a table they cannot see
+    return batches
+
+
+async def _player_events(
+    principal: Principal, positions: dict[int, Position] | None, framer: Framer
+) -> AsyncIterator[bytes]:
+    assert principal.player is not None
+    async with Wake([notify.player_channel(principal.player.pk)]) as wake:
+        yield framer.start()
+        turns: dict[int, tuple[Any, ...] | None] = {}
+        if positions is None:
+            bodies, positions, batches = await _db(_player_snapshot, principal)
+            yield framer.event(format_player_position(positions), {"type": "tables", "tables": bodies})
+            for batch in batches:
+                if batch.your_turn:
+                    yield framer.event(format_player_position(positions), batch.your_turn)
+                    turns[batch.table.pk] = batch.turn_key
+        while True:
+            batches = await _db(_player_catch_up, principal, dict(positions))
+            more = False
+            for batch in batches:
+                table_id = batch.table.pk
+                for position, event in batch.events:
+                    positions[table_id] = position
+                    yield framer.event(format_player_position(positions), event)
+                positions[table_id] = batch.end
+                more = more or batch.more
+                if batch.your_turn and batch.turn_key != turns.get(table_id):
+                    yield framer.event(format_player_position(positions), batch.your_turn)
+                    turns[table_id] = batch.turn_key
+                if batch.over:  # its last events are out: stop following it
+                    positions.pop(table_id, None)
+                    turns.pop(table_id, None)
+            if more:
+                continue
+            await wake.wait(_until_keepalive(framer))
+            beat = framer.keepalive()
+            if beat:
+                yield beat
+
+
+# -- views --------------------------------------------------------------------------------
+
+
+def _error(exc: ServiceError) -> JsonResponse:
+    from games.api.errors import STATUS_OF_KIND
+
+    return JsonResponse(
+        {"code": exc.code, "detail": exc.message, **exc.details}, status=STATUS_OF_KIND[exc.kind]
+    )
+
+
+async def _principal(request: HttpRequest) -> Principal:
+    header = request.headers.get("Authorization", "")
+    if not header:
+        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
+    scheme, _, secret = header.partition(" ")
+    principal = None
+    if scheme.lower() == "bearer" and secret.strip():
+        principal = await _db(authenticate, secret.strip())
+    if principal is None:
+        raise ServiceError("authentication_failed", "unknown or revoked key or token", kind="auth")
+    return principal
+
+
+def _framer(request: HttpRequest) -> Framer:
+    wanted = request.GET.get("format") or ""
+    if wanted not in ("", "sse", "ndjson"):
+        raise ServiceError("invalid_format", "format is sse or ndjson", kind="malformed")
+    ndjson = wanted == "ndjson" or (
+        not wanted and "application/x-ndjson" in request.headers.get("Accept", "")
+    )
+    return Framer(ndjson=ndjson)
+
+
+def _last_event_id(request: HttpRequest) -> str | None:
+    raw = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
+    return raw.strip() if raw and raw.strip() else None
+
+
+def _streaming(framer: Framer, body: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(body, content_type=framer.content_type)
+    response["Cache-Control"] = "no-cache, no-transform"
+    response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+    return response
+
+
+async def table_stream(request: HttpRequest, table_id: int) -> HttpResponseBase:
+    """GET /api/v1/tables/{id}/stream: the table's events for the caller (their seat's view, or
+    public events only for an app or an unseated player). A finished table with nothing left
+    to send answers 204, which tells a browser's EventSource to stop reconnecting."""
+    if request.method != "GET":
+        return JsonResponse({"code": "method_not_allowed", "detail": "use GET"}, status=405)
+    try:
+        framer = _framer(request)
+        principal = await _principal(request)
+        raw = _last_event_id(request)
+        after = Position.parse(raw) if raw else None
+        # Read once before answering, so that a bad table or position is a plain error answer.
+        first = await _db(catch_up, principal, table_id, after) if after else None
+        if after is None:
+            await _db(reads.table_for, principal, table_id)
+    except ServiceError as exc:
+        return _error(exc)
+    if first is not None and not first.events and first.over:
+        return HttpResponse(status=204)
+    return _streaming(framer, _table_events(principal, table_id, after, framer, first))
+
+
+async def player_stream(request: HttpRequest) -> HttpResponseBase:
+    """GET /api/v1/me/stream: a player's events at every table they sit at, and `your_turn`
+    whenever any of them waits for them."""
+    if request.method != "GET":
+        return JsonResponse({"code": "method_not_allowed", "detail": "use GET"}, status=405)
+    try:
+        framer = _framer(request)
+        principal = await _principal(request)
+        if principal.player is None:
+            raise ServiceError(
+                "player_token_required", "a player stream needs a player's token", kind="rules"
+            )
+        raw = _last_event_id(request)
+        positions = parse_player_position(raw) if raw else None
+    except ServiceError as exc:
+        return _error(exc)
+    return _streaming(framer, _player_events(principal, positions, framer))
