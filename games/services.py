@@ -476,7 +476,7 @@ def table_replay(table: Table) -> State | None:
     """Rebuild a table's game from its seed and move log alone (None before the start)."""
     if not table.moves.filter(kind=Move.Kind.START).exists():
         return None
-    state = State.new_game(Options.from_dict(table.options), table.seed)
+    state = State.new_game(Options.from_dict(table.options), table.seed, table=str(table.pk))
     for move in table.moves.filter(kind__in=list(_KIND_OF_ACTION.values())).order_by("seq"):
         assert move.position is not None
         state.push(move.position, action_from_dict(move.payload))
@@ -720,7 +720,7 @@ def _start_if_full(table: Table, seats: list[Seat]) -> None:
     if table.status != Table.Status.OPEN or not all(s.taken for s in seats):
         return
     events: list[Event] = [_public("game_started")]
-    state = State.new_game(Options.from_dict(table.options), table.seed, events)
+    state = State.new_game(Options.from_dict(table.options), table.seed, events, table=str(table.pk))
     _log(table, Move.Kind.START, None, {}, events)
     _store_state(table, state, (None, 0, 0))
 
@@ -745,7 +745,7 @@ def _store_state(table: Table, state: State, before: tuple[str | None, int, int]
             number=number,
             pass_direction=pass_direction(state.options, number),
             seed=seed,
-            deal_commitment=seed_commitment(seed),
+            deal_commitment=seed_commitment(seed, str(table.pk)),
         )
     table.bot_turn = state.phase != GAME_OVER and any(_plays_itself(table, s) for s in state.to_act())
     # One clock for the whole pass (seats pass at once); a fresh one for every turn after.

@@ -38,9 +38,10 @@ def hand_seed(game_seed: str, hand_number: int) -> str:
     return hashlib.blake2b(b"hearts-hand:%d" % hand_number, key=key, digest_size=32).hexdigest()
 
 
-def seed_commitment(seed: str) -> str:
-    """Published when a hand is dealt; the seed revealed after the hand must hash to it."""
-    return hashlib.sha256(seed.encode()).hexdigest()
+def seed_commitment(seed: str, table: str = "") -> str:
+    """Published when a hand is dealt: SHA-256 of `<table>:<hand seed>` (of the seed alone for a
+    game with no table id), so the seed revealed after the hand must hash to it at this table."""
+    return hashlib.sha256((f"{table}:{seed}" if table else seed).encode()).hexdigest()
 
 
 _WORD: Final = 1 << 32

@@ -55,7 +55,7 @@ class HandRecord(Lazy):
     def to_json(self) -> list[Any]:
         """Lossless compact JSON form (masks as hex strings) for storing the state."""
         game_seed, hand, dealer, direction, offset, dealt, widow, passes, tricks, taken, moon, row, totals = (
-            self.compact
+            self.compact[:13]
         )
         return [
             game_seed,
@@ -71,12 +71,13 @@ class HandRecord(Lazy):
             moon,
             list(row),
             list(totals),
+            _table(self.compact),
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> HandRecord:
         game_seed, hand, dealer, direction, offset, dealt, widow, passes, tricks, taken, moon, row, totals = (
-            data
+            data[:13]
         )
         return cls(
             (
@@ -93,6 +94,7 @@ class HandRecord(Lazy):
                 moon,
                 list(row),
                 list(totals),
+                _table(data),
             )
         )
 
@@ -104,16 +106,21 @@ class HandRecord(Lazy):
     __hash__ = None  # type: ignore[assignment]
 
 
+def _table(compact: tuple[Any, ...] | list[Any]) -> str:
+    """The table id bound into the commitment: the 14th entry (records saved before have 13)."""
+    return str(compact[13]) if len(compact) > 13 else ""
+
+
 def _render(compact: tuple[Any, ...]) -> dict[str, Any]:
     game_seed, hand, dealer, direction, offset, dealt, widow, passes, tricks, taken, moon, row, totals = (
-        compact
+        compact[:13]
     )
     n = len(dealt)
     seed = hand_seed(game_seed, hand)
     return {
         "hand": hand,
         "seed": seed,
-        "deal_commitment": seed_commitment(seed),
+        "deal_commitment": seed_commitment(seed, _table(compact)),
         "dealer": dealer,
         "pass_direction": direction,
         "dealt": [names(m) for m in dealt],

@@ -18,7 +18,7 @@ _PLAIN: Final = ("seed", "hand_no", "phase", "dealer", "leader", "turn", "broken
 
 def state_to_dict(state: State) -> dict[str, Any]:
     """A JSON-ready dict that `state_from_dict` turns back into an equal state."""
-    out: dict[str, Any] = {"format": FORMAT, "options": state.options.to_dict()}
+    out: dict[str, Any] = {"format": FORMAT, "options": state.options.to_dict(), "table": state.table}
     for f in _PLAIN:
         out[f] = getattr(state, f)
     for f in _MASKS:
@@ -42,6 +42,7 @@ def state_from_dict(data: dict[str, Any]) -> State:
     st = State.__new__(State)
     try:
         st.options = Options.from_dict(data["options"])
+        st.table = str(data.get("table", ""))  # absent from states saved before tables were bound
         for f in _PLAIN:
             setattr(st, f, data[f])
         for f in _MASKS:

@@ -118,6 +118,7 @@ class State:
     FIELDS: ClassVar[tuple[str, ...]] = (
         "options",
         "seed",
+        "table",
         "hand_no",
         "phase",
         "dealer",
@@ -143,6 +144,7 @@ class State:
 
     options: Options
     seed: str  # the game seed: secret until the game is over
+    table: str  # the table's id, bound into each deal commitment ("" for a game with no table)
     hand_no: int  # 1, 2, 3 ...
     phase: str
     dealer: int
@@ -169,11 +171,15 @@ class State:
 
     @classmethod
     def new_game(
-        cls, options: Options | None = None, seed: str | None = None, events: list[Event] | None = None
+        cls,
+        options: Options | None = None,
+        seed: str | None = None,
+        events: list[Event] | None = None,
+        table: str = "",
     ) -> State:
         """A new game, its first hand dealt from `seed` (a fresh secret seed when omitted); the
-        deal's events are appended to `events` when given."""
-        st = State._blank(options or Options(), seed)
+        deal's events are appended to `events` when given; `table` is bound into the commitments."""
+        st = State._blank(options or Options(), seed, table)
         st._start_hand(1, events if events is not None else [])
         return st
 
@@ -222,10 +228,11 @@ class State:
         return st
 
     @staticmethod
-    def _blank(options: Options, seed: str | None) -> State:
+    def _blank(options: Options, seed: str | None, table: str = "") -> State:
         st = State.__new__(State)
         st.options = options
         st.seed = seed if seed is not None else new_seed()
+        st.table = table
         st.totals = [0] * options.players
         st.sheet = []
         st.history = []
@@ -253,7 +260,8 @@ class State:
         self.broken = False
         self.shooter = -1
         self._legal = None
-        events.append(_ev("hand_started", Lazy(_hand_started, self.seed, hand_no, self.dealer, opts)))
+        started = Lazy(_hand_started, self.seed, hand_no, self.dealer, opts, self.table)
+        events.append(_ev("hand_started", started))
         for s in range(n):
             events.append(_ev("cards_dealt", Lazy(_cards_data, hand_no, s, hands[s]), s))
         if pass_offset(opts, hand_no):
@@ -276,6 +284,7 @@ class State:
         new = State.__new__(State)
         new.options = self.options
         new.seed = self.seed
+        new.table = self.table
         new.hand_no = self.hand_no
         new.phase = self.phase
         new.dealer = self.dealer
@@ -690,6 +699,7 @@ class State:
                 moon,
                 list(row),
                 list(self.totals),
+                self.table,
             )
         )
 
@@ -706,12 +716,12 @@ class State:
         return f"<State hand={self.hand_no} phase={self.phase} turn={self.turn} totals={self.totals}>"
 
 
-def _hand_started(game_seed: str, hand: int, dealer: int, options: Options) -> dict[str, Any]:
+def _hand_started(game_seed: str, hand: int, dealer: int, options: Options, table: str) -> dict[str, Any]:
     return {
         "hand": hand,
         "dealer": dealer,
         "pass_direction": pass_direction(options, hand),
-        "deal_commitment": seed_commitment(hand_seed(game_seed, hand)),
+        "deal_commitment": seed_commitment(hand_seed(game_seed, hand), table),
     }
 
 
@@ -745,9 +755,9 @@ def apply(state: State, seat: int, action: Action) -> tuple[State, list[Event]]:
     return state.apply(seat, action)
 
 
-def replay(options: Options, seed: str, moves: Sequence[tuple[int, Action]]) -> State:
+def replay(options: Options, seed: str, moves: Sequence[tuple[int, Action]], table: str = "") -> State:
     """Rebuild a game from its seed and its move log."""
-    state = State.new_game(options, seed)
+    state = State.new_game(options, seed, table=table)
     for seat, action in moves:
         state.push(seat, action)
     return state

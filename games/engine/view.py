@@ -35,7 +35,7 @@ def view(state: State, seat: int | None, *, history: bool = True) -> dict[str, A
         "phase": state.phase,
         "dealer": state.dealer,
         "pass_direction": pass_direction(opts, state.hand_no),
-        "deal_commitment": seed_commitment(hand_seed(state.seed, state.hand_no)),
+        "deal_commitment": seed_commitment(hand_seed(state.seed, state.hand_no), state.table),
         "to_act": state.to_act(),
         "turn": state.turn if state.turn >= 0 else None,
         "hand_sizes": [h.bit_count() for h in state.hands],

@@ -169,7 +169,7 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
     assert len(hands) == len(sheet) and all(h["finished"] for h in hands)
     opts = Options.from_dict(any_view["options"])
     for h in hands:
-        assert hashlib.sha256(h["seed"].encode()).hexdigest() == h["deal_commitment"]
+        assert hashlib.sha256(f"{table_id}:{h['seed']}".encode()).hexdigest() == h["deal_commitment"]
         record = client(seats[0]).get(f"/api/v1/tables/{table_id}/hands/{h['number']}").json()["record"]
         dealt, _ = deal(opts, h["seed"])
         assert record["dealt"] == [names(m) for m in dealt]
