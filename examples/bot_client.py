@@ -21,6 +21,7 @@ line), and on each `your_turn` of its table posts a legal action:
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import random
 import sys
@@ -42,7 +43,7 @@ class Client:
     def __init__(self, base: str, token: str | None = None) -> None:
         self.base, self.token = base.rstrip("/") + "/api/v1", token
 
-    def request(self, method: str, path: str, body: dict | None = None, headers: dict | None = None):
+    def request(self, method: str, path: str, body: dict | None = None, headers: dict | None = None) -> dict:
         """One JSON request; an error answer ({code, detail}) raises ApiError."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method)
@@ -98,7 +99,8 @@ def choose(legal: dict, args: argparse.Namespace, version: int) -> dict:
 
 
 def act(api: Client, args: argparse.Namespace, version: int, legal: dict) -> None:
-    """Post one decision; retry network errors with the same key; on stale_version decide again."""
+    """Post one decision; retry network errors with the same key; on stale_version decide again.
+    Still no answer after the retries: reconnecting the stream sends `your_turn` again if it is."""
     for attempt in range(8):
         body = {**choose(legal, args, version), "expected_version": version}
         try:
@@ -117,7 +119,7 @@ def act(api: Client, args: argparse.Namespace, version: int, legal: dict) -> Non
             if exc.code != "stale_version":
                 print(f"v{version}: refused: {exc}", file=sys.stderr, flush=True)
                 return
-        except OSError as exc:  # no answer: the same key again cannot act twice
+        except (OSError, http.client.HTTPException) as exc:  # no answer: the same key cannot act twice
             print(f"v{version}: {exc}; retrying", file=sys.stderr, flush=True)
             time.sleep(min(2**attempt, 10))
             continue
@@ -126,6 +128,7 @@ def act(api: Client, args: argparse.Namespace, version: int, legal: dict) -> Non
         if not game.get("legal_actions") or table["your_seat"] not in game.get("to_act", []):
             return  # no longer our turn: the stream will say when it is
         version, legal = table["version"], game["legal_actions"]
+    raise ConnectionError(f"v{version}: no answer to the action")
 
 
 def finished(table: dict) -> int:
@@ -148,12 +151,13 @@ def main() -> int:
     args = parser.parse_args()
     api = Client(args.base, args.token)
     if not api.token:
-        api.token = Client(args.base).request("POST", "/guests", {"name": args.guest or "bot client"})[
-            "token"
-        ]
+        guest = Client(args.base).request("POST", "/guests", {"name": args.guest or "bot client"})
+        api.token = guest["token"]
     if args.create:
-        options = {"bots": {"1": "basic", "2": "basic", "3": "basic"}, "clocks": {"play": None, "pass": None}}
-        args.table, args.seat = api.request("POST", "/tables", options)["id"], 0
+        bots = {"1": "basic", "2": "basic", "3": "basic"}
+        table = api.request("POST", "/tables", {"bots": bots})
+        args.table, args.seat = table["id"], 0
+        print(f"created table {args.table}", flush=True)
     if args.table is None:
         parser.error("give --table or --create")
     try:
@@ -169,23 +173,32 @@ def main() -> int:
             for event in api.stream(last):
                 last, backoff = event.get("id", last), 1.0
                 if event["type"] == "tables" and args.table not in [t["id"] for t in event["tables"]]:
-                    table = api.request("GET", f"/tables/{args.table}")  # over before we connected
-                    return finished({**table, "totals": (table["game"] or {}).get("scores")})
+                    table = api.request("GET", f"/tables/{args.table}")  # over before we connected?
+                    if table["status"] in ("finished", "abandoned"):
+                        return finished({**table, "totals": (table["game"] or {}).get("scores")})
                 if event.get("table") != args.table:
                     continue
                 if event["type"] == "your_turn":
                     act(api, args, event["version"], event["legal_actions"])
                 elif event["type"] == "table_finished":
                     return finished(event)
+            raise ConnectionResetError("the server ended the stream")
         except urllib.error.HTTPError as exc:
             if exc.code < 500:  # refused (a bad token): reconnecting will not help
                 raise
             print(f"stream refused ({exc}); reconnecting in {backoff:.0f} s", file=sys.stderr, flush=True)
-        except (OSError, ValueError) as exc:  # dropped, timed out, or cut mid-line
-            print(f"stream lost ({exc}); reconnecting in {backoff:.0f} s", file=sys.stderr, flush=True)
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # dropped, timed out, cut mid-line
+            print(
+                f"stream lost ({exc!r}); resuming after {last} in {backoff:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         time.sleep(backoff)
         backoff = min(backoff * 2, 30)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ApiError as exc:  # refused for good: a bad token, no such table, no open seat
+        sys.exit(f"refused: {exc}")

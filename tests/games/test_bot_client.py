@@ -1,13 +1,17 @@
 """examples/bot_client.py, as a third-party bot author would run it: two clients (each its own
 guest) and two server bots play a whole game on a real ASGI server with a real Celery worker; one
-client is killed mid-game (SIGKILL) and started again, and no action is applied twice."""
+client's connections are cut mid-game (it resumes its stream with the last event id), the other is
+killed (SIGKILL) and started again, and no action is applied twice."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -25,6 +29,55 @@ pytestmark = [
 ]
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 120  # seconds for the whole game
+
+
+class Proxy:
+    """A TCP relay to the web server whose open connections the test can cut at once."""
+
+    def __init__(self, base: str) -> None:
+        self.upstream = ("127.0.0.1", int(base.rsplit(":", 1)[1]))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.base = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.open: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            with self.lock:
+                self.open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                self._close(s)
+
+    def _close(self, s: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            s.shutdown(socket.SHUT_RDWR)
+        s.close()
+
+    def cut(self) -> None:
+        with self.lock:
+            cut, self.open = self.open, []
+        for s in cut:
+            self._close(s)
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
 
 
 def _guest(base: str, name: str) -> str:
@@ -62,8 +115,14 @@ def test_two_bot_clients_finish_a_game_and_survive_a_kill(
     logs = [tmp_path / "ada.log", tmp_path / "bob.log", tmp_path / "ada-again.log"]
     deadline = time.monotonic() + LIMIT
     first = _client(base, ada, table_id, 0, logs[0])
-    second = _client(base, bob, table_id, 1, logs[1], "--strategy", "random", "--seed", "7")
+    proxy = Proxy(base)  # bob's connections go through it
+    second = _client(proxy.base, bob, table_id, 1, logs[1], "--strategy", "random", "--seed", "7")
     try:
+        # In the first hand: cut bob's stream (and any request in flight); he resumes where he was.
+        _wait_for(
+            lambda: Move.objects.filter(table_id=table_id, kind="play").count() >= 20, deadline, "plays"
+        )
+        proxy.cut()
         # Mid-game, in the second hand: kill one client without warning, then start it again.
         _wait_for(lambda: Table.objects.get(pk=table_id).hand_number >= 2, deadline, "the second hand")
         _wait_for(
@@ -82,6 +141,7 @@ def test_two_bot_clients_finish_a_game_and_survive_a_kill(
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        proxy.close()
     outputs = [log.read_text() for log in logs]
     assert first.returncode == -signal.SIGKILL
     assert (again.returncode, second.returncode) == (0, 0), "\n---\n".join(outputs)
@@ -108,5 +168,6 @@ def test_two_bot_clients_finish_a_game_and_survive_a_kill(
     assert mine and all(m.idempotency_key.startswith(f"bot-{table_id}-") for m in mine)
     assert all(m.idempotency_key == f"bot-{table_id}-{m.seq - 1}" for m in mine if m.kind == "play")
     assert len({(m.position, m.idempotency_key) for m in mine}) == len(mine)
+    assert f"resuming after {table_id}=" in outputs[1]  # bob's stream was cut and resumed
     # The restarted client played on after the kill.
     assert "v" in outputs[2] and "'type': 'play'" in outputs[2]
