@@ -71,6 +71,34 @@ DATABASES = {
     ),
 }
 
+# ---------------------------------------------------------------------------------------------------
+# Production security (deploy/; `DEBUG=false ... manage.py check --deploy --fail-level WARNING` passes).
+# Each flag is on when DEBUG is false and off in development; the env var of the same name overrides it.
+# Behind a proxy that terminates TLS, keep SECURE_SSL_REDIRECT on: the proxy's X-Forwarded-Proto marks
+# requests secure (SECURE_PROXY_SSL_HEADER; the proxy must set or strip that header), and the probes
+# are exempt, so kubelet and compose health checks work over plain HTTP inside the cluster.
+_SECURE = not DEBUG
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=_SECURE)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", default=_SECURE) else None
+)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if _SECURE else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_SECURE)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=_SECURE)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=_SECURE)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=_SECURE)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# A database that does not answer makes /readyz (and every request) fail in seconds, not hang.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("DB_CONNECT_TIMEOUT", "5"))
+    )
+# ---------------------------------------------------------------------------------------------------
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
 if REDIS_URL:

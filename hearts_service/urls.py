@@ -5,10 +5,11 @@ from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from games.graphql.view import HeartsGraphQLView
-from hearts_service.views import healthz
+from hearts_service.views import healthz, readyz
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),  # database and Redis answer (deploy/: readinessProbe)
     path("admin/", admin.site.urls),
     path("api/v1/", include("games.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
