@@ -31,6 +31,7 @@ class Principal:
 
     app: App | None
     player: Player | None
+    credential: str = ""  # which key or token was presented: a prefix of its stored hash
 
     @property
     def is_app(self) -> bool:
@@ -74,14 +75,15 @@ def token_revoke(*, token: str) -> bool:
 
 def authenticate(secret: str) -> Principal | None:
     """The principal a presented key or token belongs to, or None."""
+    hashed = key_hash(secret)
     if secret.startswith(APP_PREFIX):
-        app = App.objects.filter(key_hash=key_hash(secret)).first()
-        return Principal(app=app, player=None) if app else None
+        app = App.objects.filter(key_hash=hashed).first()
+        return Principal(app=app, player=None, credential=hashed[:24]) if app else None
     if secret.startswith(PLAYER_PREFIX):
         row = (
             PlayerToken.objects.select_related("player__app")
-            .filter(token_hash=key_hash(secret), revoked_at__isnull=True)
+            .filter(token_hash=hashed, revoked_at__isnull=True)
             .first()
         )
-        return Principal(app=row.player.app, player=row.player) if row else None
+        return Principal(app=row.player.app, player=row.player, credential=hashed[:24]) if row else None
     return None

@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
-from games import notify, reads
+from games import notify, ratelimit, reads
 from games.accounts import Principal, authenticate
 from games.models import Table
 from games.services import ServiceError
@@ -371,6 +371,12 @@ def _error(exc: ServiceError) -> JsonResponse:
     )
 
 
+def _limited(exc: ratelimit.RateLimited) -> JsonResponse:
+    response = JsonResponse(exc.body(), status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
 async def _principal(request: HttpRequest) -> Principal:
     header = request.headers.get("Authorization", "")
     if not header:
@@ -381,6 +387,7 @@ async def _principal(request: HttpRequest) -> Principal:
         principal = await _db(authenticate, secret.strip())
     if principal is None:
         raise ServiceError("authentication_failed", "unknown or revoked key or token", kind="auth")
+    await _db(ratelimit.check_principal, principal)  # opening a stream counts as a request
     return principal
 
 
@@ -423,6 +430,8 @@ async def table_stream(request: HttpRequest, table_id: int) -> HttpResponseBase:
             await _db(reads.table_for, principal, table_id)
     except ServiceError as exc:
         return _error(exc)
+    except ratelimit.RateLimited as exc:
+        return _limited(exc)
     if first is not None and not first.events and first.over:
         return HttpResponse(status=204)
     return _streaming(framer, _table_events(principal, table_id, after, framer, first))
@@ -444,4 +453,6 @@ async def player_stream(request: HttpRequest) -> HttpResponseBase:
         positions = parse_player_position(raw) if raw else None
     except ServiceError as exc:
         return _error(exc)
+    except ratelimit.RateLimited as exc:
+        return _limited(exc)
     return _streaming(framer, _player_events(principal, positions, framer))

@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "drf_spectacular",
     "graphene_django",
@@ -37,6 +38,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "hearts_service.limits.BodySizeLimit",  # 413 before anything reads an oversized body
+    "corsheaders.middleware.CorsMiddleware",  # browser clients on other origins (CORS_* below)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -117,6 +120,33 @@ else:
 STREAM_POLL_SECONDS = float(os.environ.get("STREAM_POLL_SECONDS", "5" if REDIS_URL else "0.5"))
 STREAM_KEEPALIVE_SECONDS = float(os.environ.get("STREAM_KEEPALIVE_SECONDS", "15"))
 
+# Rate limits (games/ratelimit.py), counted in Redis: per token or key, per app, and per client
+# address for unauthenticated calls (guest creation). A seated player's own-turn action is exempt.
+RATE_LIMITS_ENABLED = env_bool("RATE_LIMITS_ENABLED", default=True)
+RATE_LIMITS = {
+    "token": os.environ.get("RATE_LIMIT_TOKEN", "600/minute"),
+    "app": os.environ.get("RATE_LIMIT_APP", "30000/minute"),
+    "address": os.environ.get("RATE_LIMIT_ADDRESS", "60/minute"),
+}
+# Browser clients on other origins: list them (https://game.example.com,...); the API uses bearer
+# tokens, never cookies, so no credentials are allowed cross-origin.
+CORS_ALLOWED_ORIGINS = env_list("CORS_ALLOWED_ORIGINS", default="")
+CORS_ALLOW_ALL_ORIGINS = env_bool("CORS_ALLOW_ALL_ORIGINS", default=False)
+CORS_URLS_REGEX = r"^/(api|graphql)/.*$"
+CORS_ALLOW_HEADERS = (
+    "authorization",
+    "content-type",
+    "idempotency-key",
+    "if-match",
+    "last-event-id",
+    "accept",
+)
+CORS_EXPOSE_HEADERS = ("Idempotent-Replayed", "Retry-After", "X-Request-ID")
+CORS_ALLOW_CREDENTIALS = False
+# Request bodies: every API body is small JSON (a pass is three cards).
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(64 * 1024)))
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
+
 # The sweep catches any clock or bot move whose task was lost (celery beat runs it).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", "1"))
 CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECONDS}}
@@ -152,6 +182,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "games.api.errors.handle",
+    "DEFAULT_THROTTLE_CLASSES": ["games.api.auth.RateLimit"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }

@@ -17,5 +17,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
 
+handler400 = "hearts_service.views.bad_request"
 handler404 = "hearts_service.views.not_found"
 handler500 = "hearts_service.views.server_error"

@@ -1,6 +1,7 @@
 """Makes a CI run fail loudly, rather than skip quietly, when the PostgreSQL or Redis it needs is missing."""
 
 import os
+from typing import Any
 
 import dj_database_url
 import psycopg
@@ -108,3 +109,10 @@ def celery_tasks_run_in_process() -> None:
 
     app.conf.task_always_eager = True
     app.conf.task_eager_propagates = True
+
+
+@pytest.fixture(autouse=True)
+def rate_limits_off(settings: Any) -> None:
+    """Tests make requests far faster than people do: limits are off unless a test turns them
+    on (tests/games/test_protection.py); live servers started by tests keep them on."""
+    settings.RATE_LIMITS_ENABLED = False

@@ -7,7 +7,9 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
 
+from games import ratelimit
 from games.accounts import Principal, authenticate
 
 
@@ -37,6 +39,23 @@ class IsPrincipal:
         return isinstance(request.user, Principal)
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        return True
+
+
+class RateLimit(BaseThrottle):
+    """The rate limits of games/ratelimit.py for every REST request: per token and app when
+    authenticated, per address otherwise; a view with `in_turn_exempt` (actions) is not limited
+    for a seated player on their turn. Over a limit raises RateLimited (429, Retry-After)."""
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if not isinstance(user, Principal):
+            ratelimit.check_address(ratelimit.client_address(request.META))
+            return True
+        table_id = getattr(view, "kwargs", {}).get("table_id")
+        if getattr(view, "in_turn_exempt", False) and table_id and ratelimit.in_turn(user, table_id):
+            return True
+        ratelimit.check_principal(user)
         return True
 
 

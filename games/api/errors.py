@@ -8,6 +8,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from games.ratelimit import RateLimited
 from games.services import ServiceError
 
 STATUS_OF_KIND = {
@@ -32,6 +33,8 @@ _CODE_OF_DRF = {
 
 def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's exception handler, reshaped: every error body has a stable `code` and a `detail`."""
+    if isinstance(exc, RateLimited):
+        return Response(exc.body(), status=429, headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, ServiceError):
         return Response(
             {"code": exc.code, "detail": exc.message, **exc.details}, status=STATUS_OF_KIND[exc.kind]

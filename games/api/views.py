@@ -457,6 +457,8 @@ class ActionsView(_PlayerAction):
     version you saw) and Idempotency-Key (a retry with the same key never acts twice and gets
     the first answer back)."""
 
+    in_turn_exempt = True  # a player's own-turn action is never rate limited
+
     @documented(ok=schemas.TableOut, request=ActionIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from graphene_django.views import GraphQLView
-from graphql import GraphQLError
+from graphql import GraphQLError, OperationType, parse
+from graphql.error import GraphQLSyntaxError
+from graphql.language import IntValueNode, OperationDefinitionNode, VariableNode
 
+from games import ratelimit
 from games.accounts import authenticate
 from games.graphql.limits import limits_rule
 from games.services import ServiceError
@@ -46,6 +50,18 @@ class HeartsGraphQLView(GraphQLView):
                 )
             request.principal = principal  # type: ignore[attr-defined]
             request.bearer = secret.strip()  # type: ignore[attr-defined]
+        try:
+            if request.principal is None:  # type: ignore[attr-defined]
+                if request.method == "POST":  # createGuest
+                    ratelimit.check_address(ratelimit.client_address(request.META))
+            elif not _in_turn_action(request, request.principal):  # type: ignore[attr-defined]
+                ratelimit.check_principal(request.principal)  # type: ignore[attr-defined]
+        except ratelimit.RateLimited as exc:
+            body = exc.body()
+            error = {"message": body.pop("detail"), "extensions": body}
+            return JsonResponse(
+                {"errors": [error]}, status=429, headers={"Retry-After": str(exc.retry_after)}
+            )
         return super().dispatch(request, *args, **kwargs)
 
     @staticmethod
@@ -63,3 +79,36 @@ class HeartsGraphQLView(GraphQLView):
             extensions["code"] = "internal_error"
             formatted["message"] = "internal error"
         return formatted
+
+
+_ACTIONS = {"passCards", "playCard", "chooseMoon"}
+
+
+def _in_turn_action(request: HttpRequest, principal: Any) -> bool:
+    """A document that is one pass, play or moon mutation by a player at their own table on
+    their turn: never rate limited, like the REST action."""
+    if request.method != "POST" or principal.player is None:
+        return False
+    try:
+        data = json.loads(request.body or b"{}")
+        document = parse(data["query"])
+    except (ValueError, KeyError, TypeError, GraphQLSyntaxError):
+        return False
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if len(operations) != 1 or operations[0].operation != OperationType.MUTATION:
+        return False
+    fields = operations[0].selection_set.selections
+    field = fields[0] if len(fields) == 1 else None
+    if field is None or getattr(field, "name", None) is None or field.name.value not in _ACTIONS:
+        return False
+    argument = next((a.value for a in field.arguments if a.name.value == "tableId"), None)
+    if isinstance(argument, IntValueNode):
+        table_id: Any = argument.value
+    elif isinstance(argument, VariableNode):
+        table_id = (data.get("variables") or {}).get(argument.name.value)
+    else:
+        return False
+    try:
+        return ratelimit.in_turn(principal, int(table_id))
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,260 @@
+"""Protection: rate limits (429 with Retry-After naming the limit; never on a player's own turn),
+request size limits, CORS, the admin, and every way one app or player could reach another's data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.contrib.auth.models import User
+from django.test import Client
+from rest_framework.test import APIClient
+
+from games import ratelimit
+from games.accounts import app_create
+from games.models import Move, Table
+
+pytestmark = pytest.mark.django_db
+
+
+def client(token: str | None = None) -> APIClient:
+    c = APIClient()
+    if token:
+        c.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return c
+
+
+def guest(name: str) -> str:
+    r = client().post("/api/v1/guests", {"name": name}, format="json")
+    assert r.status_code == 201, r.content
+    return str(r.json()["token"])
+
+
+@pytest.fixture
+def limits(settings: Any) -> Iterator[dict[str, str]]:
+    """Rate limits on, with counts starting from zero (in Redis when the run has it)."""
+    settings.RATE_LIMITS_ENABLED = True
+    settings.RATE_LIMITS = {"token": "1000/day", "app": "1000/day", "address": "1000/day"}
+    ratelimit._memory.clear()
+    ratelimit._client = None
+    if django_settings.REDIS_URL:
+        r = redis.Redis.from_url(django_settings.REDIS_URL)
+        for key in r.scan_iter("hearts:rl:*"):
+            r.delete(key)
+    yield settings.RATE_LIMITS
+    ratelimit._client = None
+
+
+def _limited(response: Any, limit: str, rate: str) -> None:
+    assert response.status_code == 429, response.content
+    body = response.json()
+    assert body["code"] == "rate_limited" and body["limit"] == limit and body["rate"] == rate
+    assert 1 <= int(response["Retry-After"]) <= 86400 and body["retry_after"] == int(response["Retry-After"])
+
+
+def test_a_token_over_its_limit_gets_429_naming_the_limit_and_others_are_unaffected(
+    limits: dict[str, str],
+) -> None:
+    token, other = guest("busy"), guest("calm")
+    limits["token"] = "5/day"
+    for _ in range(5):
+        assert client(token).get("/api/v1/tables").status_code == 200
+    _limited(client(token).get("/api/v1/tables"), "token", "5/day")
+    _limited(client(token).post("/api/v1/tables", {}, format="json"), "token", "5/day")
+    assert client(other).get("/api/v1/tables").status_code == 200
+    assert Table.objects.count() == 0  # the refused create changed nothing
+
+
+def test_an_apps_tokens_share_the_app_limit(limits: dict[str, str]) -> None:
+    _, key = app_create(name="farm")
+    tokens = [
+        client(key).post("/api/v1/players", {"name": f"p{i}"}, format="json").json()["token"]
+        for i in range(3)
+    ]
+    limits["app"] = "8/day"  # the three creates above counted 3
+    for i in range(5):
+        assert client(tokens[i % 3]).get("/api/v1/tables").status_code == 200
+    _limited(client(tokens[0]).get("/api/v1/tables"), "app", "8/day")
+    _limited(client(key).get("/api/v1/tables"), "app", "8/day")
+
+
+def test_guest_creation_is_limited_per_address(limits: dict[str, str]) -> None:
+    limits["address"] = "3/day"
+    for i in range(3):
+        guest(f"g{i}")
+    _limited(client().post("/api/v1/guests", {"name": "one too many"}, format="json"), "address", "3/day")
+    other = APIClient(REMOTE_ADDR="10.0.0.9")
+    assert other.post("/api/v1/guests", {"name": "elsewhere"}, format="json").status_code == 201
+    graphql = client().post(
+        "/graphql/", {"query": 'mutation { createGuest(name: "g") { token } }'}, format="json"
+    )
+    assert graphql.status_code == 429
+    assert graphql.json()["errors"][0]["extensions"]["code"] == "rate_limited"
+
+
+@pytest.mark.django_db(transaction=True)  # the bots move after each commit
+def test_an_action_on_your_own_turn_is_never_limited_but_out_of_turn_it_is(limits: dict[str, str]) -> None:
+    a, b = guest("a"), guest("b")
+    body = {"bots": {"2": "basic", "3": "basic"}, "clocks": {"pass": None, "play": None}}
+    table = client(a).post("/api/v1/tables", body, format="json").json()["id"]
+    for token in (a, b):
+        assert client(token).post(f"/api/v1/tables/{table}/join", {}, format="json").status_code == 200
+    tokens = {client(t).get(f"/api/v1/tables/{table}").json()["your_seat"]: t for t in (a, b)}
+    limits["token"] = "1/day"
+    for token in tokens.values():  # over the limit now
+        _limited(client(token).get(f"/api/v1/tables/{table}"), "token", "1/day")
+    state = Table.objects.get(pk=table).state
+    for seat, token in tokens.items():  # both pass: both are on turn while passing
+        cards = _hand(table, seat)[:3]
+        r = client(token).post(
+            f"/api/v1/tables/{table}/actions", {"type": "pass", "cards": cards}, format="json"
+        )
+        assert r.status_code == 200, r.content
+    plays = 0
+    while plays < 8:  # the humans play on, far over the token limit, whenever it is their turn
+        state = Table.objects.get(pk=table).state
+        if state["phase"] != "playing":
+            break
+        turn = state["turn"]
+        assert turn in tokens, "bots move by themselves"
+        waiting = next(t for s, t in tokens.items() if s != turn)
+        card = _legal(table, turn)[0]
+        # The other human, out of turn, is limited (and nothing changes) ...
+        _limited(
+            client(waiting).post(
+                f"/api/v1/tables/{table}/actions", {"type": "play", "card": card}, format="json"
+            ),
+            "token",
+            "1/day",
+        )
+        # ... the one on turn never is.
+        r = client(tokens[turn]).post(
+            f"/api/v1/tables/{table}/actions", {"type": "play", "card": card}, format="json"
+        )
+        assert r.status_code == 200, r.content
+        plays += 1
+    assert plays == 8
+    # GraphQL: a playCard on your turn goes through over the limit too.
+    state = Table.objects.get(pk=table).state
+    turn = state["turn"]
+    query = "mutation($t: Int!, $c: String!) { playCard(tableId: $t, card: $c) { errors { code } } }"
+    variables = {"t": table, "c": _legal(table, turn)[0]}
+    r = client(tokens[turn]).post("/graphql/", {"query": query, "variables": variables}, format="json")
+    assert r.status_code == 200 and r.json()["data"]["playCard"]["errors"] == []
+    _limited_gql = client(tokens[turn]).post("/graphql/", {"query": "{ me { name } }"}, format="json")
+    assert _limited_gql.status_code == 429 and _limited_gql["Retry-After"]
+
+
+def _hand(table: int, seat: int) -> list[str]:
+    from games.engine import state_from_dict, view
+
+    return list(view(state_from_dict(Table.objects.get(pk=table).state), seat)["hand"])
+
+
+def _legal(table: int, seat: int) -> list[str]:
+    from games.engine import state_from_dict, view
+
+    return list(view(state_from_dict(Table.objects.get(pk=table).state), seat)["legal_actions"]["cards"])
+
+
+def test_limits_are_not_enforced_while_redis_is_unreachable(limits: dict[str, str], settings: Any) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    ratelimit._client = None
+    limits["token"] = "1/day"
+    token = guest("during an outage")
+    for _ in range(3):
+        assert client(token).get("/api/v1/tables").status_code == 200
+
+
+def test_oversized_bodies_are_413_before_any_view_reads_them() -> None:
+    big = json.dumps({"name": "x" * (django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)})
+    for path in ("/api/v1/guests", "/graphql/"):
+        r = Client().post(path, big, content_type="application/json")
+        assert r.status_code == 413 and r.json()["code"] == "request_too_large", (path, r.content)
+    assert not User.objects.exists() and Table.objects.count() == 0
+
+
+def test_cors_allows_only_the_configured_origins(settings: Any) -> None:
+    settings.CORS_ALLOWED_ORIGINS = ["https://game.example.com"]
+    preflight = {
+        "HTTP_ORIGIN": "https://game.example.com",
+        "HTTP_ACCESS_CONTROL_REQUEST_METHOD": "POST",
+        "HTTP_ACCESS_CONTROL_REQUEST_HEADERS": "authorization, idempotency-key, if-match",
+    }
+    r = Client().options("/api/v1/tables", **preflight)
+    assert r["Access-Control-Allow-Origin"] == "https://game.example.com"
+    assert "idempotency-key" in r["Access-Control-Allow-Headers"]
+    assert "Access-Control-Allow-Credentials" not in r
+    evil = Client().options("/api/v1/tables", **{**preflight, "HTTP_ORIGIN": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in evil
+    got = Client().get("/api/v1/tables", HTTP_ORIGIN="https://game.example.com")
+    assert "Retry-After" in got["Access-Control-Expose-Headers"]
+
+
+def test_the_admin_is_for_staff_only() -> None:
+    assert Client().get("/admin/").status_code == 302  # to the login page
+    User.objects.create_user("player", password="pw-not-staff-123")
+    c = Client()
+    c.login(username="player", password="pw-not-staff-123")
+    assert c.get("/admin/").status_code == 302
+    assert c.get("/admin/games/table/").status_code == 302
+    User.objects.create_user("operator", password="pw-staff-123", is_staff=True, is_superuser=True)
+    c.login(username="operator", password="pw-staff-123")
+    assert c.get("/admin/games/table/").status_code == 200
+
+
+# -- another app's or player's data -------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_endpoint_lets_another_app_or_its_players_reach_a_table() -> None:
+    _, key_a = app_create(name="a")
+    _, key_b = app_create(name="b")
+    alice = client(key_a).post("/api/v1/players", {"name": "alice"}, format="json").json()["token"]
+    bob = client(key_b).post("/api/v1/players", {"name": "bob"}, format="json").json()["token"]
+    stranger = guest("guest of no app")
+    body = {"bots": {"1": "basic", "2": "basic", "3": "basic"}, "clocks": {"pass": None}}
+    table = client(key_a).post("/api/v1/tables", body, format="json").json()["id"]
+    assert client(alice).post(f"/api/v1/tables/{table}/join", {}, format="json").status_code == 200
+    before = Table.objects.get(pk=table)
+    moves = Move.objects.filter(table=table).count()
+    t = f"/api/v1/tables/{table}"
+    reads = [t, f"{t}/scoresheet", f"{t}/moves", f"{t}/events", f"{t}/hands", f"{t}/hands/1"]
+    writes: list[tuple[str, dict[str, Any]]] = [
+        (f"{t}/join", {}),
+        (f"{t}/leave", {}),
+        (f"{t}/bots", {"level": "basic"}),
+        (f"{t}/start", {}),
+        (f"{t}/abandon", {}),
+        (f"{t}/back", {}),
+        (f"{t}/actions", {"type": "pass", "cards": ["2C", "3C", "4C"]}),
+    ]
+    for intruder in (key_b, bob, stranger):
+        for path in reads:
+            r = client(intruder).get(path)
+            assert (r.status_code, r.json()["code"]) == (404, "not_found"), (path, r.content)
+        for path, data in writes:
+            r = client(intruder).post(path, data, format="json")
+            assert r.status_code in (404, 422), (path, r.content)  # 422: app_key/player_token_required
+            assert "not_found" in r.json()["code"] or r.json()["code"].endswith("_required"), r.content
+        assert table not in [x["id"] for x in client(intruder).get("/api/v1/tables").json()["results"]]
+        for query in (
+            "query($id: Int!) { table(id: $id) { id version game { hand } } }",
+            "mutation($id: Int!) { joinTable(tableId: $id) { errors { code } } }",
+            'mutation($id: Int!) { passCards(tableId: $id, cards: ["2C", "3C", "4C"]) { errors { code } } }',
+            "mutation($id: Int!) { abandonTable(tableId: $id) { errors { code } } }",
+        ):
+            r = client(intruder).post(
+                "/graphql/", {"query": query, "variables": {"id": table}}, format="json"
+            )
+            data = r.json().get("data") or {}
+            field = next(iter(data.values()), None)
+            code = None if field is None else field["errors"][0]["code"]
+            assert code is None or code == "not_found" or code.endswith("_required"), r.content
+    after = Table.objects.get(pk=table)
+    assert (after.version, after.status) == (before.version, before.status)
+    assert Move.objects.filter(table=table).count() == moves
