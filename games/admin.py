@@ -4,7 +4,19 @@ from django.contrib import admin, messages
 from django.utils import timezone
 
 from games import accounts
-from games.models import App, Hand, IdempotentRequest, Move, Player, PlayerToken, ScoreRow, Seat, Table
+from games.models import (
+    App,
+    Hand,
+    IdempotentRequest,
+    Move,
+    Player,
+    PlayerToken,
+    ScoreRow,
+    Seat,
+    Table,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 
 @admin.register(App)
@@ -90,4 +102,32 @@ class MoveAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    """Endpoints are registered through the API (which shows the secret once); here they can be
+    seen and disabled. The secret's salt is not shown."""
+
+    list_display = ("id", "app", "url", "active", "created_at")
+    list_filter = ("active",)
+    fields = ("app", "url", "event_types", "description", "active")
+    readonly_fields = ("app", "event_types")
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """Deliveries are read-only: their attempts are recorded by the sender."""
+
+    list_display = ("uuid", "endpoint", "table", "seq", "status", "attempts", "last_status_code")
+    list_filter = ("status",)
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
         return False

@@ -192,3 +192,63 @@ class IdempotentRequest(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["owner", "key"], name="idempotent_request_unique")]
+
+
+class WebhookEndpoint(models.Model):
+    """A URL an app registered to receive its tables' public events, signed with a secret that is
+    shown once. The secret itself is not stored: it is derived from `secret_salt` and the
+    server's WEBHOOK_SECRET_KEY (HMAC-SHA256), so the database alone cannot sign (games.webhooks)."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.CharField(max_length=2000)
+    event_types = models.JSONField(default=list, help_text='Public event types to deliver, or ["*"].')
+    description = models.CharField(max_length=200, blank=True)
+    secret_salt = models.CharField(max_length=64, help_text="Derives the signing secret (never shown).")
+    active = models.BooleanField(default=True, help_text="A disabled endpoint gets no new deliveries.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} of app {self.app_id}: {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    """One move's public events for one endpoint, recorded in the move's own transaction and sent
+    at least once: `uuid` is stable across attempts (Hearts-Delivery), and `body` holds the exact
+    bytes every attempt sends."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    uuid = models.UUIDField(unique=True)
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    seq = models.PositiveIntegerField(help_text="The move (table version) whose events are delivered.")
+    event_types = models.JSONField(default=list)
+    body = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    attempt_budget = models.PositiveIntegerField(help_text="Fails for good once attempts reach this.")
+    next_attempt_at = models.DateTimeField(null=True, blank=True, help_text="Due time, or a claim's lease.")
+    queued_at = models.DateTimeField(null=True, blank=True, help_text="When a task was last queued for it.")
+    claim = models.UUIDField(null=True, blank=True, help_text="The send in flight: only it records a result.")
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    log = models.JSONField(default=list, blank=True, help_text="The latest attempts, newest last.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due"),
+            models.Index(fields=["endpoint", "status"], name="webhook_delivery_endpoint"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "table", "seq"], name="webhook_delivery_per_move"),
+        ]
+
+    def __str__(self) -> str:
+        return f"delivery {self.uuid} ({self.status})"

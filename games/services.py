@@ -714,6 +714,9 @@ def _log(
         events=tagged,
         idempotency_key=key,
     )
+    from games import webhooks  # the app's webhook deliveries of this move, in this same transaction
+
+    webhooks.record(table, tagged)
 
 
 def _start_if_full(table: Table, seats: list[Seat]) -> None:

@@ -1,4 +1,4 @@
-"""Celery tasks that move tables on without a client: bot moves, turn clocks, and the sweep."""
+"""Celery tasks that move tables on without a client: bot moves, turn clocks, webhook sends, and the sweep."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
-from games import services
+from games import services, webhooks
 from games.models import Table
 
 log = logging.getLogger(__name__)
@@ -79,4 +79,11 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         found += 1
     if found:
         log.info("sweep found %d tables owed a move", found)
-    return found
+    return found + webhooks.sweep(inline=inline)  # webhook deliveries whose task was lost
+
+
+@shared_task(name="games.deliver_webhook", **{**RELIABLE, "soft_time_limit": 30, "time_limit": 45})
+def deliver_webhook(delivery_id: str) -> str:
+    """One attempt at a webhook delivery (routed to the `webhooks` queue). Safe to run twice:
+    it claims the delivery first, and does nothing when it is done, claimed or not yet due."""
+    return webhooks.attempt(delivery_id)

@@ -150,6 +150,24 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
 # The sweep catches any clock or bot move whose task was lost (celery beat runs it).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", "1"))
 CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECONDS}}
+# Webhook sends run on their own queue, so a slow endpoint never holds a game worker: run a
+# worker for it (`celery -A hearts_service worker -Q webhooks`), or one for both (-Q celery,webhooks).
+CELERY_TASK_ROUTES = {"games.deliver_webhook": {"queue": "webhooks"}}
+# Webhooks (games/webhooks.py): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
+# changes every endpoint's secret); timeouts, backoff and the sweep's lost-task detection in seconds.
+WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY") or SECRET_KEY
+WEBHOOK_TIMEOUT = float(os.environ.get("WEBHOOK_TIMEOUT", "5"))
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "10"))
+WEBHOOK_BACKOFF_BASE = float(os.environ.get("WEBHOOK_BACKOFF_BASE", "10"))
+WEBHOOK_BACKOFF_MAX = float(os.environ.get("WEBHOOK_BACKOFF_MAX", "3600"))
+WEBHOOK_LEASE_MARGIN = 30.0  # a claimed send is over after timeout + this; then it can be claimed again
+WEBHOOK_SWEEP_GRACE = 5.0  # a delivery due for longer has lost its task ...
+WEBHOOK_REQUEUE_AFTER = 60.0  # ... unless one was queued more recently than this
+WEBHOOK_LOG_ATTEMPTS = 20  # attempts kept on each delivery
+WEBHOOK_MAX_PER_APP = int(os.environ.get("WEBHOOK_MAX_PER_APP", "20"))
+# Private, loopback and link-local addresses are refused unless allowed (by default only with DEBUG).
+WEBHOOK_ALLOW_PRIVATE_HOSTS = env_bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=DEBUG)
+WEBHOOK_PROXY = os.environ.get("WEBHOOK_PROXY", "")  # an egress proxy URL for webhook sends, if any
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds at most one task
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 # Unacknowledged tasks (their worker died) come back after this; the sweep acts sooner anyway.

@@ -4,7 +4,7 @@ from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
 from games import streams
-from games.api import views
+from games.api import views, webhooks
 
 urlpatterns = [
     path("guests", views.GuestsView.as_view()),
@@ -27,4 +27,12 @@ urlpatterns = [
     path("me/stream", csrf_exempt(streams.player_stream)),
     path("tables/<int:table_id>/hands", views.HandsView.as_view()),
     path("tables/<int:table_id>/hands/<int:number>", views.HandView.as_view()),
+    path("webhooks", webhooks.WebhooksView.as_view()),
+    path("webhooks/<int:webhook_id>", webhooks.WebhookView.as_view()),
+    path("webhooks/<int:webhook_id>/secret", webhooks.WebhookSecretView.as_view()),
+    path("webhooks/<int:webhook_id>/deliveries", webhooks.DeliveriesView.as_view()),
+    path("webhooks/<int:webhook_id>/deliveries/<uuid:delivery_id>", webhooks.DeliveryView.as_view()),
+    path(
+        "webhooks/<int:webhook_id>/deliveries/<uuid:delivery_id>/redeliver", webhooks.RedeliverView.as_view()
+    ),
 ]

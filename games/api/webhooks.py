@@ -1,0 +1,275 @@
+"""REST endpoints of webhooks (app key only): register, list, show, change, delete an endpoint,
+rotate its secret, list its deliveries and ask for a redelivery. Another app's endpoint or
+delivery is a 404, as tables are. The signing and sending live in games/webhooks.py.
+
+Webhook writes take no Idempotency-Key: the answer to a creation holds the secret, which is
+shown once and must not be stored."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import reads, webhooks
+from games.accounts import Principal
+from games.api.auth import IsPrincipal
+from games.api.views import documented
+from games.models import App, WebhookDelivery, WebhookEndpoint
+from games.services import ServiceError
+
+F = serializers
+
+# -- schemas --------------------------------------------------------------------------------
+
+
+class WebhookIn(F.Serializer):
+    url = F.CharField(help_text="Where deliveries are POSTed: an absolute http or https URL")
+    event_types = F.ListField(
+        child=F.CharField(),
+        required=False,
+        default=["*"],
+        help_text='Public event types to receive (see the README), or ["*"] for all of them',
+    )
+    description = F.CharField(max_length=200, required=False, default="", allow_blank=True)
+
+
+class WebhookPatchIn(F.Serializer):
+    url = F.CharField(required=False)
+    event_types = F.ListField(child=F.CharField(), required=False)
+    description = F.CharField(max_length=200, required=False, allow_blank=True)
+    active = F.BooleanField(required=False, help_text="false: no new deliveries; pending ones fail")
+
+
+class WebhookOut(F.Serializer):
+    id = F.IntegerField()
+    url = F.CharField()
+    event_types = F.ListField(child=F.CharField())
+    description = F.CharField()
+    active = F.BooleanField()
+    created_at = F.DateTimeField()
+    updated_at = F.DateTimeField()
+
+
+class WebhookSecretOut(WebhookOut):
+    secret = F.CharField(
+        help_text="The signing secret: shown only in this answer (and when rotated), never again"
+    )
+
+
+class WebhookListOut(F.Serializer):
+    results = WebhookOut(many=True)
+
+
+class AttemptOut(F.Serializer):
+    attempt = F.IntegerField()
+    at = F.DateTimeField()
+    status_code = F.IntegerField(allow_null=True, help_text="The receiver's HTTP status, null when none")
+    ms = F.IntegerField(help_text="How long the attempt took")
+    error = F.CharField(required=False, help_text="Why it failed (HTTP status, refused, timed out, ...)")
+    retry_in = F.FloatField(required=False, help_text="Seconds until the next attempt")
+
+
+class DeliveryOut(F.Serializer):
+    id = F.UUIDField(help_text="Stable across attempts: the Hearts-Delivery header, for deduplication")
+    webhook = F.IntegerField()
+    table = F.IntegerField()
+    seq = F.IntegerField(help_text="The move (table version) whose public events are delivered")
+    event_types = F.ListField(child=F.CharField())
+    status = F.CharField(help_text="pending, succeeded or failed")
+    attempts = F.IntegerField()
+    next_attempt_at = F.DateTimeField(allow_null=True)
+    last_attempt_at = F.DateTimeField(allow_null=True)
+    last_status_code = F.IntegerField(allow_null=True)
+    last_error = F.CharField()
+    delivered_at = F.DateTimeField(allow_null=True)
+    created_at = F.DateTimeField()
+
+
+class DeliveryDetailOut(DeliveryOut):
+    body = F.DictField(help_text="The exact JSON body every attempt sends")
+    log = AttemptOut(many=True, help_text="The latest attempts, oldest first")
+
+
+class DeliveryPageOut(F.Serializer):
+    next = F.URLField(allow_null=True)
+    previous = F.URLField(allow_null=True)
+    results = DeliveryOut(many=True)
+
+
+# -- bodies ---------------------------------------------------------------------------------
+
+
+def webhook_body(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    return {
+        "id": endpoint.pk,
+        "url": endpoint.url,
+        "event_types": endpoint.event_types,
+        "description": endpoint.description,
+        "active": endpoint.active,
+        "created_at": reads.iso(endpoint.created_at),
+        "updated_at": reads.iso(endpoint.updated_at),
+    }
+
+
+def delivery_body(d: WebhookDelivery, *, detail: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": str(d.uuid),
+        "webhook": d.endpoint_id,
+        "table": d.table_id,
+        "seq": d.seq,
+        "event_types": d.event_types,
+        "status": d.status,
+        "attempts": d.attempts,
+        "next_attempt_at": reads.iso(d.next_attempt_at),
+        "last_attempt_at": reads.iso(d.last_attempt_at),
+        "last_status_code": d.last_status_code,
+        "last_error": d.last_error,
+        "delivered_at": reads.iso(d.delivered_at),
+        "created_at": reads.iso(d.created_at),
+    }
+    if detail:
+        body["body"] = json.loads(d.body)
+        body["log"] = d.log
+    return body
+
+
+# -- views ----------------------------------------------------------------------------------
+
+
+def _app(request: Request) -> App:
+    """The calling app; a player token is refused with `app_key_required`."""
+    principal = request.user
+    assert isinstance(principal, Principal)
+    if not principal.is_app or principal.app is None:
+        raise ServiceError("app_key_required", "webhooks are managed with an app key", kind="rules")
+    return principal.app
+
+
+def _delivery(app: App, webhook_id: int, delivery_id: uuid.UUID) -> WebhookDelivery:
+    endpoint = webhooks.endpoint_of(app, webhook_id)
+    found = endpoint.deliveries.select_related("endpoint").filter(uuid=delivery_id).first()
+    if found is None:
+        raise ServiceError("not_found", "no such delivery", kind="not_found")
+    return found
+
+
+class WebhooksView(APIView):
+    """GET /webhooks: the app's endpoints. POST /webhooks {url, event_types, description}: a new
+    endpoint, answered with its signing secret (shown this once)."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(ok=WebhookListOut, op="v1_webhooks_list")
+    def get(self, request: Request) -> Response:
+        endpoints = WebhookEndpoint.objects.filter(app=_app(request)).order_by("pk")
+        return Response({"results": [webhook_body(e) for e in endpoints]})
+
+    @documented(ok=WebhookSecretOut, request=WebhookIn, status=201)
+    def post(self, request: Request) -> Response:
+        app = _app(request)
+        data = WebhookIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        endpoint, secret = webhooks.endpoint_create(app=app, **data.validated_data)
+        return Response({**webhook_body(endpoint), "secret": secret}, status=201)
+
+
+class WebhookView(APIView):
+    """GET /webhooks/{id}; PATCH it (url, event_types, description, active); DELETE it (and its
+    deliveries)."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(ok=WebhookOut)
+    def get(self, request: Request, webhook_id: int) -> Response:
+        return Response(webhook_body(webhooks.endpoint_of(_app(request), webhook_id)))
+
+    @documented(ok=WebhookOut, request=WebhookPatchIn)
+    def patch(self, request: Request, webhook_id: int) -> Response:
+        endpoint = webhooks.endpoint_of(_app(request), webhook_id)
+        data = WebhookPatchIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(webhook_body(webhooks.endpoint_update(endpoint, data.validated_data)))
+
+    @documented(ok=None, status=204)
+    def delete(self, request: Request, webhook_id: int) -> Response:
+        webhooks.endpoint_of(_app(request), webhook_id).delete()
+        return Response(status=204)
+
+
+class WebhookSecretView(APIView):
+    """POST /webhooks/{id}/secret: a new signing secret, shown this once; the old one stops at once."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(ok=WebhookSecretOut)
+    def post(self, request: Request, webhook_id: int) -> Response:
+        endpoint = webhooks.endpoint_of(_app(request), webhook_id)
+        secret = webhooks.secret_rotate(endpoint)
+        return Response({**webhook_body(endpoint), "secret": secret})
+
+
+class DeliveryPagination(CursorPagination):
+    ordering = "-pk"  # newest first
+    page_size = 20
+
+
+class DeliveriesView(APIView):
+    """GET /webhooks/{id}/deliveries?status=: the endpoint's deliveries, newest first, in cursor
+    pages of 20."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(
+        ok=DeliveryPageOut,
+        params=[
+            OpenApiParameter("status", str, enum=list(WebhookDelivery.Status.values)),
+            OpenApiParameter("cursor", str),
+        ],
+        op="v1_webhooks_deliveries_list",
+    )
+    def get(self, request: Request, webhook_id: int) -> Response:
+        endpoint = webhooks.endpoint_of(_app(request), webhook_id)
+        rows = endpoint.deliveries.all()
+        status = request.query_params.get("status")
+        if status:
+            if status not in WebhookDelivery.Status.values:
+                raise ServiceError(
+                    "invalid_filter",
+                    f"status must be one of {', '.join(WebhookDelivery.Status.values)}",
+                    kind="malformed",
+                )
+            rows = rows.filter(status=status)
+        paginator = DeliveryPagination()
+        page = paginator.paginate_queryset(rows.defer("body"), request, view=self)
+        assert page is not None
+        return paginator.get_paginated_response([delivery_body(d) for d in page])
+
+
+class DeliveryView(APIView):
+    """GET /webhooks/{id}/deliveries/{delivery_id}: one delivery with its body and its attempts."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(ok=DeliveryDetailOut)
+    def get(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
+        return Response(delivery_body(_delivery(_app(request), webhook_id, delivery_id), detail=True))
+
+
+class RedeliverView(APIView):
+    """POST /webhooks/{id}/deliveries/{delivery_id}/redeliver: send it again (202), whatever its
+    status, with a fresh set of attempts."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(ok=DeliveryOut, status=202)
+    def post(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
+        delivery = webhooks.redeliver(_delivery(_app(request), webhook_id, delivery_id))
+        return Response(delivery_body(delivery), status=202)
