@@ -19,8 +19,10 @@ def _suit(card: str) -> str:
 
 def decide(view: dict[str, Any], level: str, rng: random.Random) -> dict[str, Any]:
     """The wire form of the action this seat's bot takes; `view` must offer legal actions.
-    `random` picks uniformly; every other level plays the rule-based `basic` game (the stronger
-    levels of the bots issue search on top of it)."""
+    `random` picks uniformly; `basic` plays the rules below; `strong` samples worlds and rolls
+    each card out (bots/strong.py); `expert` searches the sampled worlds with ISMCTS
+    (bots/expert.py), its pass too. Where a search does not apply (two packs) a level falls back
+    to the one below it."""
     legal = view["legal_actions"]
     if legal is None:
         raise ValueError("this seat has nothing to do")
@@ -28,11 +30,23 @@ def decide(view: dict[str, Any], level: str, rng: random.Random) -> dict[str, An
         return {"type": "moon", "choice": rng.choice(legal["choices"]) if level == "random" else _moon(view)}
     if legal["type"] == "pass":
         cards = legal["from"]
+        if level == "expert":
+            from bots.expert import choose_pass
+
+            searched = choose_pass(view, rng)
+            if searched is not None:
+                return {"type": "pass", "cards": searched}
         chosen = rng.sample(cards, legal["count"]) if level == "random" else _pass(cards, legal["count"])
         return {"type": "pass", "cards": chosen}
     cards = legal["cards"]
     if level == "random":
         return {"type": "play", "card": rng.choice(cards)}
+    if level == "expert":
+        from bots.expert import choose_play as expert_play
+
+        searched_card = expert_play(view, rng)
+        if searched_card is not None:
+            return {"type": "play", "card": searched_card}
     if level in ("strong", "expert"):
         from bots.strong import choose_play
 

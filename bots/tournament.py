@@ -1,6 +1,6 @@
 """A fair tournament between two bot levels: the same deals replayed with the candidate in every seat.
 
-python -m bots.tournament --candidate basic --reference random --deal-sets 400
+python -m bots.tournament --candidate basic --reference random --deal-sets 400 [--jobs 2]
 """
 
 from __future__ import annotations
@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import random
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from bots import LEVELS
@@ -43,6 +45,7 @@ class Result:
     candidate_ms_per_move: float = 0.0
     reference_ms_per_move: float = 0.0
     seconds: float = 0.0
+    expert_iterations: int | None = None  # the expert's search budget, when expert plays
     per_deal_gaps: list[float] = field(default_factory=list, repr=False)
 
 
@@ -59,6 +62,13 @@ class Clock:
         self.seconds[level] = self.seconds.get(level, 0.0) + time.process_time() - start
         self.moves[level] = self.moves.get(level, 0) + 1
         return action_from_dict(action)
+
+    def merge(self, timing: tuple[dict[str, float], dict[str, int]]) -> None:
+        seconds, moves = timing
+        for level, value in seconds.items():
+            self.seconds[level] = self.seconds.get(level, 0.0) + value
+        for level, count in moves.items():
+            self.moves[level] = self.moves.get(level, 0) + count
 
     def ms_per_move(self, level: str) -> float:
         return 1000 * self.seconds.get(level, 0.0) / max(self.moves.get(level, 0), 1)
@@ -91,42 +101,44 @@ def run(
     games: int = 0,
     seed: int = 1,
     progress: bool = True,
+    jobs: int = 1,
 ) -> Result:
+    """Play the tournament; `jobs` > 1 spreads the deal sets and games over that many processes
+    (each deal set and game has its own seeded rng, so the result is the serial one)."""
     options = Options.from_dict({"players": players, "variant": variant})
     result = Result(candidate, reference, players, variant, deal_sets)
+    if "expert" in (candidate, reference):
+        from bots.expert import iterations
+
+        result.expert_iterations = iterations()
     clock = Clock()
     started = time.perf_counter()
     cand_points: list[float] = []
     ref_points: list[float] = []
-    for k in range(deal_sets):
-        game_seed = f"tournament-{seed}-{k}"
-        # Hand numbers cycle so that every pass direction (and the hold hand) is played.
-        number = 1 + k % max(1, _pass_cycle(options))
-        gaps = []
-        for seat in range(players):  # the same deal, the candidate in each seat in turn
-            levels = [reference] * players
-            levels[seat] = candidate
-            rng = random.Random(f"{game_seed}/{seat}")
-            points = play_hand(dealt_hand(options, game_seed, number), levels, rng, clock)
-            others = [p for s, p in enumerate(points) if s != seat]
-            cand_points.append(points[seat])
-            ref_points.extend(others)
-            gaps.append(statistics.fmean(others) - points[seat])
-        result.per_deal_gaps.append(statistics.fmean(gaps))
-        if progress:
-            _bar("deals", k + 1, deal_sets, started)
-    wins = 0.0
-    for g in range(games):  # whole games to the target, the candidate in seat g % players
-        state = State.new_game(options, f"tournament-game-{seed}-{g}")
-        levels = [reference] * players
-        levels[g % players] = candidate
-        rng = random.Random(f"game/{seed}/{g}")
-        while state.phase != GAME_OVER:
-            play_hand(state, levels, rng, clock)
-        if g % players in state.winners:
-            wins += 1 / len(state.winners)
-        if progress:
-            _bar("games", g + 1, games, started)
+    pool = multiprocessing.Pool(jobs) if jobs > 1 else None
+    try:
+        deals = partial(_deal_set, candidate, reference, options.to_dict(), seed)
+        outcomes = pool.imap(deals, range(deal_sets)) if pool else map(deals, range(deal_sets))
+        for k, (cands, refs, gap, timing) in enumerate(outcomes):
+            cand_points.extend(cands)
+            ref_points.extend(refs)
+            result.per_deal_gaps.append(gap)
+            clock.merge(timing)
+            if progress:
+                _bar("deals", k + 1, deal_sets, started)
+        wins = 0.0
+        play = partial(_game, candidate, reference, options.to_dict(), seed)
+        for g, (share, timing) in enumerate(
+            pool.imap(play, range(games)) if pool else map(play, range(games))
+        ):
+            wins += share
+            clock.merge(timing)
+            if progress:
+                _bar("games", g + 1, games, started)
+    finally:
+        if pool:
+            pool.close()
+            pool.join()
     if progress:
         sys.stderr.write("\n")
     gaps = result.per_deal_gaps
@@ -143,6 +155,50 @@ def run(
     result.reference_ms_per_move = clock.ms_per_move(reference)
     result.seconds = time.perf_counter() - started
     return result
+
+
+Timing = tuple[dict[str, float], dict[str, int]]
+
+
+def _deal_set(
+    candidate: str, reference: str, table: dict[str, Any], seed: int, k: int
+) -> tuple[list[int], list[int], float, Timing]:
+    """Deal set k: the candidate's points, the reference seats' points, the gap, the timing.
+    (The table's options travel as a dict: they go to worker processes.)"""
+    options = Options.from_dict(table)
+    players = options.players
+    clock = Clock()
+    game_seed = f"tournament-{seed}-{k}"
+    # Hand numbers cycle so that every pass direction (and the hold hand) is played.
+    number = 1 + k % max(1, _pass_cycle(options))
+    cands: list[int] = []
+    refs: list[int] = []
+    gaps = []
+    for seat in range(players):  # the same deal, the candidate in each seat in turn
+        levels = [reference] * players
+        levels[seat] = candidate
+        rng = random.Random(f"{game_seed}/{seat}")
+        points = play_hand(dealt_hand(options, game_seed, number), levels, rng, clock)
+        others = [p for s, p in enumerate(points) if s != seat]
+        cands.append(points[seat])
+        refs.extend(others)
+        gaps.append(statistics.fmean(others) - points[seat])
+    return cands, refs, statistics.fmean(gaps), (clock.seconds, clock.moves)
+
+
+def _game(candidate: str, reference: str, table: dict[str, Any], seed: int, g: int) -> tuple[float, Timing]:
+    """Whole game g to the target, the candidate in seat g % players: its share of the win."""
+    options = Options.from_dict(table)
+    players = options.players
+    clock = Clock()
+    state = State.new_game(options, f"tournament-game-{seed}-{g}")
+    levels = [reference] * players
+    levels[g % players] = candidate
+    rng = random.Random(f"game/{seed}/{g}")
+    while state.phase != GAME_OVER:
+        play_hand(state, levels, rng, clock)
+    share = 1 / len(state.winners) if g % players in state.winners else 0.0
+    return share, (clock.seconds, clock.moves)
 
 
 def _pass_cycle(options: Options) -> int:
@@ -178,6 +234,7 @@ def report(result: Result) -> str:
             f"candidate_ms_per_move: {result.candidate_ms_per_move:.3f}",
             f"reference_ms_per_move: {result.reference_ms_per_move:.3f}",
             f"seconds: {result.seconds:.1f}",
+            *([f"expert_iterations: {result.expert_iterations}"] if result.expert_iterations else []),
         ]
     )
 
@@ -193,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--variant", default="classic")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1, help="Processes; the result is the serial one")
     parser.add_argument("--json", help="Also write the result to this file")
     parser.add_argument("--quiet", action="store_true", help="No progress bar")
     args = parser.parse_args(argv)
@@ -205,6 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         games=args.games,
         seed=args.seed,
         progress=not args.quiet,
+        jobs=args.jobs,
     )
     print(report(result))
     if args.json:

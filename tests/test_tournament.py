@@ -112,3 +112,13 @@ def test_strong_samples_worlds_consistent_with_the_view_and_plays_legal_cards() 
                 checked += 1
             state.push(seat, action_from_dict(decide(v, "basic", rng)))
     assert checked > 10
+
+
+def test_jobs_spread_the_deal_sets_over_processes_with_the_serial_result() -> None:
+    serial = tournament.run("basic", "random", deal_sets=6, games=2, seed=3, progress=False)
+    spread = tournament.run("basic", "random", deal_sets=6, games=2, seed=3, progress=False, jobs=2)
+    assert spread.per_deal_gaps == serial.per_deal_gaps and spread.hands == serial.hands == 24
+    assert spread.candidate_points_per_hand == serial.candidate_points_per_hand
+    assert spread.reference_points_per_hand == serial.reference_points_per_hand
+    assert spread.gap_ci95 == serial.gap_ci95 and spread.candidate_win_rate == serial.candidate_win_rate
+    assert spread.candidate_ms_per_move > 0 and spread.reference_ms_per_move > 0

@@ -1,0 +1,540 @@
+"""The expert level: Information Set Monte Carlo Tree Search (single-observer ISMCTS) over worlds
+sampled from the seat's view, with rollouts that know the moon.
+
+Each iteration takes one determinization of the hidden cards (strong's sampler: consistent with
+the voids shown, the cards this seat passed and received, and the hand so far), walks one tree
+shared by every determinization, choosing among the cards legal in that world by UCB1 (the
+counts use availability, as ISMCTS does), adds one node, and plays the hand out with a fast
+policy. Every seat's node is scored from that seat's own side: its points against the mean of
+the others, so a moon counts as the rule scores it (the shooter 26 ahead of everyone).
+
+Moon handling:
+- defence: in the tree and in the rollouts, once one seat alone has taken enough points to be
+  going for the moon, the others take a trick from it when they can and throw it no points;
+- attempt: when this seat alone has taken points so far (or nobody has) and its hand is strong
+  at the top, part of the budget searches the same tree question with this seat's rollouts
+  shooting (taking every trick) and the better plan's card is played.
+
+The effort is a number of iterations, not time, so a seed replays the same decision:
+`ITERATIONS` by default (sized for the tournament's 200 ms per move on one core), or the
+`HEARTS_EXPERT_ITERATIONS` environment variable (e.g. `PLAY_ITERATIONS` for about a second per
+move in play). The pass is chosen by sampling too; the moon choice is `basic`'s (the engine's
+timeout rule, which is the right choice). Cancellation Hearts (two packs) is not searched: the
+sampler does not model duplicate cards, so expert plays `basic` there, as strong does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import random
+from typing import Any
+
+from bots.strategy import _danger, _pass, _rank
+from bots.strong import _sample_world
+from games.engine import PLAYING, Options, Pass, Play, State
+from games.engine.cards import QS, card_ids, names, parse_cards
+from games.engine.deal import cards_in_play
+
+ITERATIONS = 1400  # the default budget: search iterations per card played
+PLAY_ITERATIONS = 3500  # a setting for about a second per move in play (HEARTS_EXPERT_ITERATIONS)
+REUSE = 4  # iterations per sampled world (worlds are drawn in a pool and cycled through)
+UCB_C = 0.7  # exploration, on rewards in units of 26 points
+THREAT_HEARTS = 7  # a seat alone to hold penalty cards, this many hearts among them, is shooting
+ATTEMPT_SHARE = 0.4  # budget share of the shooting search, when the hand allows an attempt
+SEARCH = os.environ.get("HEARTS_EXPERT_SEARCH", "halving")  # tuning switch: "halving" or "ucb"
+EXPAND_AT = 8  # visits before a node below the root grows children and this seat searches there
+PASS_SEARCH = True  # False: pass as `basic` does
+PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
+
+HEARTS, SPADES = 3, 2
+HEART_BITS = ((1 << 13) - 1) << 39
+PENALTY_BITS = HEART_BITS | (1 << QS)
+
+
+def iterations() -> int:
+    """The budget per decision: HEARTS_EXPERT_ITERATIONS when set, else ITERATIONS."""
+    value = os.environ.get("HEARTS_EXPERT_ITERATIONS", "")
+    return max(1, int(value)) if value.strip() else ITERATIONS
+
+
+class _Node:
+    __slots__ = ("avail", "children", "reward", "seat", "visits")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat  # who made the move into this node
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.avail = 0
+        self.reward = 0.0
+
+
+def choose_play(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> str | None:
+    """The card to play, or None when search does not apply (one legal card, two packs, no
+    world consistent with the view could be drawn)."""
+    legal = view["legal_actions"]
+    if legal is None or legal["type"] != "play":
+        return None
+    cards = sorted(set(parse_cards(legal["cards"])))
+    if len(cards) == 1:
+        return names(1 << cards[0])[0]
+    options = Options.from_dict(view["options"])
+    if options.two_packs:
+        return None
+    budget = iterations() if budget is None else budget
+    me = view["seat"]
+    attempt = _can_attempt(view, cards)
+    shoot_budget = int(budget * ATTEMPT_SHARE) if attempt else 0
+    worlds = _Worlds(view, options, rng)
+    search = _search_halving if SEARCH == "halving" else _search
+    plain = search(worlds, me, cards, budget - shoot_budget, rng, shooting=False)
+    if plain is None:
+        return None
+    best, value = plain
+    if shoot_budget:
+        shot = search(worlds, me, cards, shoot_budget, rng, shooting=True)
+        if shot is not None and shot[1] > value:
+            best = shot[0]
+    return names(1 << best)[0]
+
+
+class _Worlds:
+    """Determinizations of the view. The first is strong's sampler (the hand so far replayed in
+    the engine, so it is a consistent State); the others copy it and deal the unseen cards again
+    among the other seats' current holdings, with the same constraints (each seat's number of
+    cards, the voids it has shown, the cards this seat passed it that it has not played), which
+    is all a world's future depends on and costs a fraction of a replay."""
+
+    def __init__(self, view: dict[str, Any], options: Options, rng: random.Random) -> None:
+        self.rng = rng
+        self.template: State | None = None
+        for _ in range(20):
+            self.template = _sample_world(view, options, rng)
+            if self.template is not None:
+                break
+        n, me = options.players, view["seat"]
+        self.me = me
+        played: set[int] = set()
+        void = [set[int]() for _ in range(n)]
+        for trick in [*(t["cards"] for t in view["tricks"]), view["trick"]]:
+            if trick:
+                lead = parse_cards([trick[0]["card"]])[0] // 13
+                for entry in trick:
+                    card = parse_cards([entry["card"]])[0]
+                    played.add(card)
+                    if card // 13 != lead:
+                        void[entry["seat"]].add(lead)
+        mine = set(parse_cards(view["hand"]))
+        self.known = [0] * n  # cards known to be in a seat's hand: this seat's pass, unplayed
+        if view.get("my_pass") and view["my_pass"]["cards"]:
+            target = view["my_pass"]["to"]
+            for card in parse_cards(view["my_pass"]["cards"]):
+                if card not in played:
+                    self.known[target] |= 1 << card
+        gone = played | mine | {c for m in self.known for c in card_ids(m)}
+        self.unseen = [c for c in card_ids(cards_in_play(options)) if c not in gone]
+        self.room = [view["hand_sizes"][s] - self.known[s].bit_count() for s in range(n)]
+        self.room[me] = 0
+        self.eligible = {
+            c: [s for s in range(n) if self.room[s] > 0 and c // 13 not in void[s]] for c in self.unseen
+        }
+        self.pool: list[State] = []
+
+    def get(self, i: int, size: int) -> State | None:
+        """World i: a new one while i < size, then the pool again in turn."""
+        if self.template is None:
+            return None
+        if i < size:
+            for _ in range(10):
+                world = self._deal()
+                if world is not None:
+                    self.pool.append(world)
+                    return world
+        return self.pool[i % len(self.pool)] if self.pool else self.template
+
+    def _deal(self) -> State | None:
+        template = self.template
+        assert template is not None
+        rng = self.rng
+        unseen = self.unseen
+        rng.shuffle(unseen)
+        eligible = self.eligible
+        unseen.sort(key=lambda c: len(eligible[c]))  # the most constrained first (stable: random)
+        room = self.room.copy()
+        hands = self.known.copy()
+        for card in unseen:
+            seats = [s for s in eligible[card] if room[s]]
+            if not seats:
+                return None
+            if len(seats) == 1:
+                seat = seats[0]
+            else:
+                pick = rng.random() * sum(room[s] for s in seats)
+                for seat in seats:
+                    pick -= room[seat]
+                    if pick < 0:
+                        break
+            hands[seat] |= 1 << card
+            room[seat] -= 1
+        hands[self.me] = template.hands[self.me]
+        world = template.copy()
+        world.hands = hands
+        world._legal = None
+        return world
+
+
+def _search(
+    worlds: _Worlds, me: int, cards: list[int], budget: int, rng: random.Random, *, shooting: bool
+) -> tuple[int, float] | None:
+    """ISMCTS from this seat's information set: the most visited card and its mean reward."""
+    root = _Node(-1)
+    size = max(1, budget // REUSE)
+    log = math.log
+    sqrt = math.sqrt
+    for i in range(budget):
+        world = worlds.get(i, size)
+        if world is None:
+            return None
+        state = world.copy()
+        node = root
+        path: list[_Node] = []
+        while state.trick or state.hands[state.turn].bit_count() > 1:  # the last trick: _finish
+            seat = state.turn
+            legal = card_ids(state.legal_mask())
+            children = node.children
+            untried = [c for c in legal if c not in children]
+            if untried:
+                card = untried[rng.randrange(len(untried))]
+                child = children[card] = _Node(seat)
+                for c in legal:
+                    if c in children:
+                        children[c].avail += 1
+                state.push(seat, Play(card))
+                path.append(child)
+                break
+            best_score = -math.inf
+            child = node
+            card = -1
+            for c in legal:
+                ch = children[c]
+                ch.avail += 1
+                score = ch.reward / ch.visits + UCB_C * sqrt(log(ch.avail) / ch.visits)
+                if score > best_score:
+                    best_score, child, card = score, ch, c
+            state.push(seat, Play(card))
+            path.append(child)
+            node = child
+        rewards = _rewards(_finish(state, me if shooting else -1))
+        for n in path:
+            n.visits += 1
+            n.reward += rewards[n.seat]
+    if not root.children:
+        return None
+    card, best = max(root.children.items(), key=lambda kv: (kv[1].visits, -kv[0]))
+    return card, best.reward / best.visits
+
+
+def _search_halving(
+    worlds: _Worlds, me: int, cards: list[int], budget: int, rng: random.Random, *, shooting: bool
+) -> tuple[int, float] | None:
+    """ISMCTS with the root played flat: every card still in the running is tried in the same
+    worlds (common random numbers), and after each round the worse half is dropped (sequential
+    halving). Below the root one tree is shared by all worlds: the other seats play the fast
+    policy, and this seat's later choices are made by UCB1 once their node has been reached
+    EXPAND_AT times (the policy's card before that)."""
+    root = {c: _Node(me) for c in cards}
+    alive = list(cards)
+    rounds = max(1, math.ceil(math.log2(len(cards))))
+    used = w = 0
+    for r in range(rounds):
+        share = (budget - used) // (rounds - r)
+        for _ in range(max(1, share // len(alive))):
+            world = worlds.get(w, budget)
+            if world is None:
+                return None
+            w += 1
+            for card in alive:
+                if used == budget:
+                    break
+                used += 1
+                state = world.copy()
+                state.push(me, Play(card))
+                _descend(state, root[card], me, me if shooting else -1)
+        if len(alive) > 1:
+            alive.sort(key=lambda c: (-root[c].reward / max(root[c].visits, 1), c))
+            alive = alive[: max(1, (len(alive) + 1) // 2)]
+        if used == budget:
+            break
+    best = max(alive, key=lambda c: (root[c].reward / max(root[c].visits, 1), -c))
+    return best, root[best].reward / max(root[best].visits, 1)
+
+
+def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
+    """One iteration below the root: walk and grow the tree, play out, back the rewards up."""
+    path = [node]
+    sqrt, log = math.sqrt, math.log
+    threat = shooter
+    while state.trick or state.hands[state.turn].bit_count() > 1:  # the last trick: _finish
+        if not state.trick and shooter < 0:
+            threat = _threat(state)
+        seat = state.turn
+        if seat == me and node is not None and node.visits >= EXPAND_AT:
+            legal = card_ids(state.legal_mask())
+            children = node.children
+            untried = [c for c in legal if c not in children]
+            if untried:
+                policy = _policy(state, threat) if threat >= 0 else _fast(state)
+                card = policy if policy in untried else untried[0]
+                children[card] = _Node(seat)
+            else:
+                best = -math.inf
+                card = -1
+                for c in legal:
+                    ch = children[c]
+                    ch.avail += 1
+                    score = ch.reward / ch.visits + UCB_C * sqrt(log(ch.avail) / ch.visits)
+                    if score > best:
+                        best, card = score, c
+        else:
+            card = _policy(state, threat) if threat >= 0 else _fast(state)
+        if node is not None:
+            child = node.children.get(card)
+            if child is None and node.visits >= EXPAND_AT:
+                child = node.children[card] = _Node(seat)
+            node = child
+            if node is not None:
+                path.append(node)
+        state.push(seat, Play(card))
+    rewards = _rewards(_finish(state, shooter))
+    for n in path:
+        n.visits += 1
+        n.reward += rewards[n.seat]
+
+
+def _rewards(points: list[int]) -> list[float]:
+    """Each seat's reward: the mean of the others' points minus its own, in units of 26."""
+    n = len(points)
+    total = sum(points)
+    return [((total - p) / (n - 1) - p) / 26 for p in points]
+
+
+def _finish(state: State, shooter: int) -> list[int]:
+    """Play the hand out with the fast moon-aware policy (`shooter` >= 0: that seat goes for the
+    moon); the points each seat scores, the moon rule applied. The last trick is settled here
+    rather than pushed, which saves the engine scoring the hand and dealing the next one."""
+    options = state.options
+    n = options.players
+    threat = _threat(state) if shooter < 0 else shooter
+    while True:
+        if not state.trick:
+            if state.phase != PLAYING:
+                break
+            if all(h.bit_count() == 1 for h in state.hands):
+                _last_trick(state)
+                break
+            if shooter < 0:
+                threat = _threat(state)
+        seat = state.turn
+        card = _policy(state, threat) if threat >= 0 else _fast(state)
+        state.push(seat, Play(card))
+    if state.phase != PLAYING:  # the search reached the end of the hand in the tree
+        return list(state.sheet[-1]["points"])
+    taken = state.taken
+    penalties = state.in_play & options.penalty_mask
+    points = [state.points_of(m) for m in taken]
+    for s in range(n):
+        if taken[s] & penalties == penalties:  # a moon: 26 off for the shooter (the relative score)
+            value = state.points_of(penalties)
+            return [
+                p - state.points_of(m & penalties) - (value if i == s else 0)
+                for i, (p, m) in enumerate(zip(points, taken, strict=True))
+            ]
+    return points
+
+
+def _last_trick(state: State) -> None:
+    """Give the last trick (every seat holds one card) to its winner, without the engine."""
+    n = state.options.players
+    leader = state.turn
+    cards = [state.hands[(leader + i) % n] for i in range(n)]
+    lead_suit = (cards[0].bit_length() - 1) // 13
+    best, winner = -1, leader
+    mask = 0
+    for i, m in enumerate(cards):
+        mask |= m
+        c = m.bit_length() - 1
+        if c // 13 == lead_suit and c > best:
+            best, winner = c, (leader + i) % n
+    state.taken[winner] |= mask | state.carried
+    for s in range(n):
+        state.hands[s] = 0
+
+
+SUITS = tuple(((1 << 13) - 1) << (13 * k) for k in range(4))
+HIGH_SPADES = (1 << QS) | (1 << (QS + 1)) | (1 << (QS + 2))
+
+
+def _low(mask: int) -> int:
+    """The lowest-ranked card of the mask (the lowest suit among equal ranks)."""
+    best = -1
+    for suit in SUITS:
+        m = mask & suit
+        if m:
+            c = (m & -m).bit_length() - 1
+            if best < 0 or c % 13 < best % 13:
+                best = c
+    return best
+
+
+def _high(mask: int) -> int:
+    """The highest-ranked card of the mask (the lowest suit among equal ranks)."""
+    best = -1
+    for suit in SUITS:
+        m = mask & suit
+        if m:
+            c = m.bit_length() - 1
+            if best < 0 or c % 13 > best % 13:
+                best = c
+    return best
+
+
+def _fast(state: State) -> int:
+    """strong's `fast_card` (the `basic` rules) on bit masks: the same card, a few times faster."""
+    legal = state.legal_mask()
+    trick = state.trick
+    if not trick:
+        return _low(legal & ~HEART_BITS & ~HIGH_SPADES or legal)
+    suit = SUITS[trick[0] // 13]
+    follow = legal & suit
+    if follow:
+        played = 0
+        for c in trick:
+            played |= 1 << c
+        best = (played & suit).bit_length() - 1
+        under = follow & ((1 << best) - 1)
+        if under:
+            return under.bit_length() - 1
+        if len(trick) == state.options.players - 1 and not played & PENALTY_BITS:
+            plain = follow & ~(1 << QS)
+            return plain.bit_length() - 1 if plain else QS
+        return (follow & -follow).bit_length() - 1
+    for wanted in (QS, QS + 2, QS + 1):
+        if legal >> wanted & 1:
+            return wanted
+    return _high(legal & HEART_BITS or legal)
+
+
+def _threat(state: State) -> int:
+    """The seat that looks to be shooting the moon: alone to hold penalty cards, with enough."""
+    holder = -1
+    for s, m in enumerate(state.taken):
+        if m & PENALTY_BITS:
+            if holder >= 0:
+                return -1
+            holder = s
+    if holder < 0:
+        return -1
+    return holder if (state.taken[holder] & HEART_BITS).bit_count() >= THREAT_HEARTS else -1
+
+
+def _policy(state: State, threat: int) -> int:
+    """The rollout choice when `threat` is going for the moon: it takes every trick it can; the
+    others take a trick from it when they can and never throw it points."""
+    seat = state.turn
+    cards = card_ids(state.legal_mask())
+    trick = state.trick
+    if seat == threat:
+        if trick and not any(c // 13 == trick[0] // 13 for c in cards):
+            plain = [c for c in cards if c // 13 != HEARTS and c != QS]
+            return min(plain or cards, key=lambda c: c % 13)
+        return max(cards, key=lambda c: c % 13)
+    if not trick:
+        return _fast(state)
+    n = state.options.players
+    lead = trick[0] // 13
+    best = max((c for c in trick if c // 13 == lead), key=lambda c: c % 13)
+    winner = (state.leader + trick.index(best)) % n
+    following = [c for c in cards if c // 13 == lead]
+    if winner == threat:
+        if following:
+            beating = [c for c in following if c > best]
+            if beating:
+                return min(beating)
+        else:
+            plain = [c for c in cards if c // 13 != HEARTS and c != QS]
+            if plain:
+                return max(plain, key=lambda c: c % 13)
+    return _fast(state)
+
+
+def _can_attempt(view: dict[str, Any], cards: list[int]) -> bool:
+    """Whether to search a moon attempt too: no other seat has taken a penalty point, and this
+    hand holds most of the hearts still out and high cards to win with."""
+    me = view["seat"]
+    if any(p > 0 for s, p in enumerate(view["points_taken"]) if s != me):
+        return False
+    hand = parse_cards(view["hand"])
+    played = {parse_cards([e["card"]])[0] for t in view["tricks"] for e in t["cards"]}
+    played |= {parse_cards([e["card"]])[0] for e in view["trick"]}
+    hearts_out = [c for c in range(39, 52) if c not in played]
+    mine = [c for c in hand if c // 13 == HEARTS]
+    top = sorted(hearts_out, reverse=True)[:4]
+    high = sum(1 for c in hand if c % 13 >= 10)
+    return (
+        len(mine) * 2 >= len(hearts_out) and sum(1 for c in top if c in mine) >= 3 and high * 2 >= len(hand)
+    )
+
+
+def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> list[str] | None:
+    """The three cards to pass: `basic`'s pass and its neighbours (any three of the five cards it
+    ranks most dangerous, and the three lowest for a moon) are each played out, by the fast
+    policy, in the same sampled deals of the unseen cards, with the other seats passing as `basic`
+    does; the best mean result is passed. None for two packs (the caller passes as basic)."""
+    legal = view["legal_actions"]
+    if legal is None or legal["type"] != "pass":
+        return None
+    options = Options.from_dict(view["options"])
+    if options.two_packs:
+        return None
+    hand: list[str] = legal["from"]
+    if not PASS_SEARCH:
+        return _pass(hand, 3)
+    ranked = sorted(hand, key=lambda c: -_danger(c, hand))
+    candidates = [sorted(_pass(hand, 3))]
+    for combo in [*itertools.combinations(ranked[:5], 3), sorted(hand, key=_rank)[:3]]:
+        if sorted(combo) not in candidates:
+            candidates.append(sorted(combo))
+    budget = (iterations() * PASS_SHARE) if budget is None else budget
+    deals = max(2, budget // len(candidates))
+    n, me = options.players, view["seat"]
+    mine = parse_cards(hand)
+    unseen = [c for c in card_ids(cards_in_play(options)) if c not in set(mine)]
+    size = len(mine)
+    others = [s for s in range(n) if s != me]
+    totals = [0.0] * len(candidates)
+    passes = [parse_cards(c) for c in candidates]
+    for _ in range(deals):
+        rng.shuffle(unseen)
+        holdings: list[list[int]] = [[] for _ in range(n)]
+        holdings[me] = mine
+        for k, s in enumerate(others):
+            holdings[s] = unseen[k * size : (k + 1) * size]
+        base = State.from_deal(
+            options, [names(_mask(h)) for h in holdings], hand_number=view["hand_number"], seed="pass"
+        )
+        for s in others:
+            base.push(s, Pass(parse_cards(_pass(names(_mask(holdings[s])), 3))))
+        for k, cards in enumerate(passes):
+            state = base.copy()
+            state.push(me, Pass(cards))
+            totals[k] += _rewards(_finish(state, -1))[me]
+    best = max(range(len(candidates)), key=lambda k: (totals[k], -k))
+    return candidates[best]
+
+
+def _mask(cards: list[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
