@@ -1,0 +1,42 @@
+"""The load-and-faults scenario of bench/load.py at CI size: a production-like stack (uvicorn with
+two workers, two Celery workers and beat, PostgreSQL, a Redis of its own) plays a dozen tables
+while a worker is killed, Redis restarts and a web worker is killed; every table finishes or keeps
+moving, and every move log replays exactly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import postgres_problem, skip_or_fail
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_dozen_tables_survive_a_killed_worker_a_redis_restart_and_a_killed_web_worker() -> None:
+    problem = postgres_problem(os.environ.get("DATABASE_URL", ""))
+    if problem:
+        skip_or_fail(problem)
+    if shutil.which("redis-server") is None:
+        skip_or_fail("redis-server is not installed")
+    run = subprocess.run(
+        [sys.executable, "bench/load.py", "--tables", "12", "--duration", "60", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    figures = dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert figures["move_logs_replayed_exactly"] == "12"
+    assert int(figures["tables_finished"]) + int(figures["tables_unfinished_still_moving"]) == 12
+    assert sum(line.startswith("fault: ") for line in run.stdout.splitlines()) == 3
+    assert "PROBLEM" not in run.stdout
+
+
+pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
