@@ -218,6 +218,22 @@ def test_stream_errors_and_keepalives(web: Callable[..., str]) -> None:
     assert httpx.get(stream, headers=app_auth).json()["code"] == "not_found"
     refused = httpx.get(f"{base}/api/v1/me/stream", headers=app_auth)
     assert (refused.status_code, refused.json()["code"]) == (422, "player_token_required")
+    # A player stream position naming a table of another app (a guest table) is dropped, never read.
+    intruder = httpx.post(f"{base}/api/v1/players", json={"name": "eve"}, headers=app_auth).json()["token"]
+    eve = {"Authorization": f"Bearer {intruder}"}
+    with httpx.stream(
+        "GET",
+        f"{base}/api/v1/me/stream?format=ndjson",
+        headers={**eve, "Last-Event-ID": f"{table_id}=0"},
+        timeout=10,
+    ) as response:
+        assert response.status_code == 200
+        lines = []
+        for line in response.iter_lines():
+            lines.append(json.loads(line))
+            if lines[-1]["type"] == "keepalive":
+                break
+    assert all(e.get("table") != table_id for e in lines), lines
     # SSE framing, with keep-alive comments while nothing happens (no worker runs: the bots wait).
     with httpx.stream("GET", stream, headers=auth, timeout=10) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
