@@ -42,7 +42,7 @@ PLAY_ITERATIONS = 3500  # a setting for about a second per move in play (HEARTS_
 REUSE = 4  # iterations per sampled world (worlds are drawn in a pool and cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points
 THREAT_HEARTS = 7  # a seat alone to hold penalty cards, this many hearts among them, is shooting
-ATTEMPT_SHARE = 0.4  # budget share of the shooting search, when the hand allows an attempt
+ATTEMPT_SHARE = 0.3  # budget share of the shooting search, when the hand allows an attempt
 SEARCH = os.environ.get("HEARTS_EXPERT_SEARCH", "halving")  # tuning switch: "halving" or "ucb"
 EXPAND_AT = 8  # visits before a node below the root grows children and this seat searches there
 PASS_SEARCH = True  # False: pass as `basic` does
@@ -469,21 +469,18 @@ def _policy(state: State, threat: int) -> int:
 
 
 def _can_attempt(view: dict[str, Any], cards: list[int]) -> bool:
-    """Whether to search a moon attempt too: no other seat has taken a penalty point, and this
-    hand holds most of the hearts still out and high cards to win with."""
+    """Whether to search a moon attempt too: no other seat has taken a penalty point, this seat
+    holds two of the three highest hearts still out, and a third of its cards are queens or
+    higher. (A cheap filter: the shooting search itself decides whether to go for it.)"""
     me = view["seat"]
     if any(p > 0 for s, p in enumerate(view["points_taken"]) if s != me):
         return False
     hand = parse_cards(view["hand"])
     played = {parse_cards([e["card"]])[0] for t in view["tricks"] for e in t["cards"]}
     played |= {parse_cards([e["card"]])[0] for e in view["trick"]}
-    hearts_out = [c for c in range(39, 52) if c not in played]
-    mine = [c for c in hand if c // 13 == HEARTS]
-    top = sorted(hearts_out, reverse=True)[:4]
+    top = sorted((c for c in range(39, 52) if c not in played), reverse=True)[:3]
     high = sum(1 for c in hand if c % 13 >= 10)
-    return (
-        len(mine) * 2 >= len(hearts_out) and sum(1 for c in top if c in mine) >= 3 and high * 2 >= len(hand)
-    )
+    return sum(1 for c in top if c in hand) >= min(2, len(top)) and high * 3 >= len(hand)
 
 
 def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> list[str] | None:
@@ -505,14 +502,16 @@ def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = N
     for combo in [*itertools.combinations(ranked[:5], 3), sorted(hand, key=_rank)[:3]]:
         if sorted(combo) not in candidates:
             candidates.append(sorted(combo))
-    budget = (iterations() * PASS_SHARE) if budget is None else budget
-    deals = max(2, budget // len(candidates))
+    budget = int(iterations() * PASS_SHARE) if budget is None else budget
+    low = candidates.index(sorted(sorted(hand, key=_rank)[:3]))
+    deals = max(2, budget // (len(candidates) + 1))  # + 1: the low pass is also played shooting
     n, me = options.players, view["seat"]
     mine = parse_cards(hand)
     unseen = [c for c in card_ids(cards_in_play(options)) if c not in set(mine)]
     size = len(mine)
     others = [s for s in range(n) if s != me]
     totals = [0.0] * len(candidates)
+    shooting = 0.0
     passes = [parse_cards(c) for c in candidates]
     for _ in range(deals):
         rng.shuffle(unseen)
@@ -528,7 +527,11 @@ def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = N
         for k, cards in enumerate(passes):
             state = base.copy()
             state.push(me, Pass(cards))
+            if k == low:
+                shot = state.copy()
+                shooting += _rewards(_finish(shot, me))[me]
             totals[k] += _rewards(_finish(state, -1))[me]
+    totals[low] = max(totals[low], shooting)  # the low pass, played for the moon if that is better
     best = max(range(len(candidates)), key=lambda k: (totals[k], -k))
     return candidates[best]
 
