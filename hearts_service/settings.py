@@ -79,10 +79,11 @@ DATABASES = {
 # Each flag is on when DEBUG is false and off in development; the env var of the same name overrides it.
 # Behind a proxy that terminates TLS, keep SECURE_SSL_REDIRECT on: the proxy's X-Forwarded-Proto marks
 # requests secure (SECURE_PROXY_SSL_HEADER; the proxy must set or strip that header), and the probes
-# are exempt, so kubelet and compose health checks work over plain HTTP inside the cluster.
+# are exempt, so kubelet and compose health checks work over plain HTTP inside the cluster (and so is
+# /metrics, scraped pod by pod; it guards itself: games.metrics._allowed).
 _SECURE = not DEBUG
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=_SECURE)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", default=_SECURE) else None
 )

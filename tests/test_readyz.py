@@ -73,6 +73,7 @@ def test_probes_are_exempt_from_the_ssl_redirect(client: Client, settings) -> No
     settings.SECURE_SSL_REDIRECT = True
     assert client.get("/healthz").status_code == 200
     assert client.get("/readyz").status_code == 200
+    assert client.get("/metrics").status_code != 301  # scraped pod by pod over plain HTTP
     other = client.get("/api/v1/tables")
     assert other.status_code == 301
     assert other["Location"].startswith("https://")
