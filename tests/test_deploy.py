@@ -1,8 +1,9 @@
 """The deploy artefacts (deploy/) checked by real validators and for the promises they make: Kubernetes
 manifests against the Kubernetes JSON schemas (kubernetes-validate), the compose file by Debian's
-docker-compose and against the compose-spec schema (check-jsonschema), production settings by Django's
-`check --deploy`, and the Dockerfile, compose file and manifests for non-root, probes, one beat,
-migrations as their own step and uvicorn with several workers. Under CI=true a missing tool fails."""
+docker-compose and against the compose-spec schema (check-jsonschema), the Dockerfile read by Docker's
+own parser (the dockerfile package), production settings by Django's `check --deploy`, and the
+Dockerfile, compose file and manifests for non-root, probes, one beat, migrations as their own step and
+uvicorn with several workers. Under CI=true a missing tool fails."""
 
 from __future__ import annotations
 
@@ -152,53 +153,67 @@ def test_compose_file_matches_the_compose_spec_schema() -> None:
 # -- structural promises -----------------------------------------------------------------------
 
 
-def dockerfile_stages() -> list[list[str]]:
-    """The Dockerfile's instructions (continuation lines joined), split into stages at each FROM."""
-    text = re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text())
-    stages: list[list[str]] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.upper().startswith("FROM "):
+def dockerfile_stages() -> list[list[Any]]:
+    """The Dockerfile as parsed by Docker's own (Go, BuildKit) parser, split into stages at each FROM."""
+    try:
+        import dockerfile
+    except ImportError:
+        skip_or_fail("the dockerfile package (Docker's parser) is not installed (pip install '.[test]')")
+    stages: list[list[Any]] = []
+    for instruction in dockerfile.parse_file(str(DOCKERFILE)):
+        if instruction.cmd == "FROM":
             stages.append([])
         if stages:
-            stages[-1].append(line)
+            stages[-1].append(instruction)
     return stages
+
+
+def test_dockerfile_parser_is_real(tmp_path: Path) -> None:
+    """Docker's parser is really parsing: it refuses a malformed instruction (an ENV with no value)."""
+    dockerfile_stages()
+    import dockerfile
+
+    broken = tmp_path / "Dockerfile"
+    broken.write_text("FROM python:3.11-slim\nENV ONLY_A_NAME\n")
+    with pytest.raises(dockerfile.GoParseError):
+        dockerfile.parse_file(str(broken))
 
 
 def test_dockerfile_is_multi_stage_non_root_and_never_migrates_at_start() -> None:
     stages = dockerfile_stages()
     assert len(stages) >= 2
-    build, runtime = "\n".join(stages[0]), "\n".join(stages[-1])
+    build = " ".join(" ".join(i.value) for i in stages[0])
+    runtime = stages[-1]
+    runtime_text = " ".join(" ".join(i.flags + i.value) for i in runtime)
     assert "HEARTS_COMPILE=1" in build and "gcc" in build
-    assert "gcc" not in runtime and "[test]" not in runtime and "[bench]" not in runtime
-    assert "COPY --from=build /opt/venv" in runtime
-    users = [line.split()[1] for line in stages[-1] if line.upper().startswith("USER ")]
+    assert "gcc" not in runtime_text and "[test]" not in runtime_text and "[bench]" not in runtime_text
+    assert [i.value for i in runtime if i.cmd == "COPY" and "--from=build" in i.flags] == [
+        ("/opt/venv", "/opt/venv")
+    ]
+    users = [i.value[0] for i in runtime if i.cmd == "USER"]
     assert users, "the runtime stage sets no USER"
     assert users[-1].split(":")[0] not in ("root", "0")
-    assert "collectstatic" in runtime
-    assert "HEALTHCHECK" in runtime and "/healthz" in runtime
-    [cmd] = [line for line in stages[-1] if line.startswith("CMD ")]
-    assert "uvicorn hearts_service.asgi:application" in cmd
-    assert "--workers" in cmd and "WEB_CONCURRENCY:-2" in cmd
-    assert "--lifespan off" in cmd and "--proxy-headers" in cmd
-    assert "migrate" not in cmd and "ENTRYPOINT" not in runtime
+    assert any(i.cmd == "RUN" and "collectstatic" in i.value[0] for i in runtime)
+    [healthcheck] = [i for i in runtime if i.cmd == "HEALTHCHECK"]
+    assert "/healthz" in " ".join(healthcheck.value)
+    [cmd] = [i for i in runtime if i.cmd == "CMD"]
+    assert cmd.json, "CMD in exec form, so the server gets the stop signal"
+    command = " ".join(cmd.value)
+    assert "exec uvicorn hearts_service.asgi:application" in command
+    assert "--workers" in command and "WEB_CONCURRENCY:-2" in command
+    assert "--lifespan off" in command and "--proxy-headers" in command
+    assert "migrate" not in command and not any(i.cmd == "ENTRYPOINT" for i in runtime)
 
 
 def test_dockerignore_lets_in_exactly_what_the_dockerfile_copies() -> None:
-    rules = [
-        line.strip()
-        for line in (ROOT / ".dockerignore").read_text().splitlines()
-        if line.strip()[:1] not in "#"
-    ]
-    rules = [rule for rule in rules if rule]
+    lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    rules = [line for line in lines if line and not line.startswith("#")]
     assert rules[0] == "*"  # an allow-list: .venv, .git, db.sqlite3, build/ never reach the context
     allowed = {rule[1:].rstrip("/") for rule in rules if rule.startswith("!")}
     copied = set()
-    for line in "\n".join(itertools.chain.from_iterable(dockerfile_stages())).splitlines():
-        if line.startswith("COPY ") and "--from=" not in line:
-            copied.update(part.rstrip("/") for part in line.split()[1:-1])
+    for instruction in itertools.chain.from_iterable(dockerfile_stages()):
+        if instruction.cmd == "COPY" and not any(f.startswith("--from=") for f in instruction.flags):
+            copied.update(part.rstrip("/") for part in instruction.value[:-1])
     assert copied, "no COPY from the build context"
     assert copied <= allowed, copied - allowed
     for package in ("hearts_service", "games", "bots"):  # pyproject's packages
