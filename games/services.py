@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bots import LEVELS
-from games import notify
+from games import metrics, notify
 from games.engine import (
     GAME_OVER,
     MOON,
@@ -385,6 +385,7 @@ def action_submit(
             fields = [*_PLAY_FIELDS, "seating"]
         key = idempotency.key if idempotency else ""
         _log(table, _KIND_OF_ACTION[type(parsed)], seat, payload, events, key)
+        metrics.action_applied(_KIND_OF_ACTION[type(parsed)], "human")
         _store_state(table, state, before)
         table.save(update_fields=fields)
         return Outcome(table, events)
@@ -590,13 +591,17 @@ def _advance(
             else:
                 level = table.seating[seat]["bot"] or "basic"
                 rng = random.Random(f"{table.seed}/{table.version}/{seat}")
-                action = action_from_dict(decide(view(state, seat), level, rng))
+                with metrics.bot_decision(level):
+                    action = action_from_dict(decide(view(state, seat), level, rng))
             events = state.push(seat, action)
             if seat in timed_out:
                 events = [_public("turn_timed_out", seat=seat, deadline=missed), *events]
             events, pending = [*pending, *events], []
             caused += events
             _log(table, _KIND_OF_ACTION[type(action)], seat, action.to_dict(), events)
+            metrics.action_applied(_KIND_OF_ACTION[type(action)], "timeout" if seat in timed_out else "bot")
+            if seat in timed_out:
+                metrics.timeout(_KIND_OF_ACTION[type(action)])
             _store_state(table, state, before)
         timed_out = set()  # a timeout acts once; seats marked away go on through _plays_itself
     return caused

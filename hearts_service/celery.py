@@ -1,11 +1,43 @@
 """The Celery app that runs bot moves and turn clocks, configured from the Django settings."""
 
+import logging.config
 import os
+from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
 
 app = Celery("hearts_service")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+# -- observability (hearts_service/observability.py): task ids in logs, task metrics --------
+@signals.setup_logging.connect
+def _logging(**_: Any) -> None:
+    """Workers log like the web processes (settings.LOGGING: JSON in production), not Celery's way."""
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+
+
+@signals.worker_init.connect
+def _exporter(**_: Any) -> None:
+    """CELERY_METRICS_PORT: serve this worker's metrics over HTTP (see games.metrics.start_exporter)."""
+    port = int(os.environ.get("CELERY_METRICS_PORT") or 0)
+    if port:
+        from games import metrics
+
+        metrics.start_exporter(port)
+
+
+def _connect_task_signals() -> None:
+    from hearts_service import observability
+
+    signals.before_task_publish.connect(observability.task_published, weak=False)
+    signals.task_prerun.connect(observability.task_started, weak=False)
+    signals.task_postrun.connect(observability.task_finished, weak=False)
+
+
+_connect_task_signals()

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "hearts_service.observability.RequestContextMiddleware",  # request id, log context, access log, latency
     "django.middleware.security.SecurityMiddleware",
     "hearts_service.limits.BodySizeLimit",  # 413 before anything reads an oversized body
     "corsheaders.middleware.CorsMiddleware",  # browser clients on other origins (CORS_* below)
@@ -224,14 +225,41 @@ SPECTACULAR_SETTINGS = {
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 
+# -- Observability (hearts_service/observability.py, games/metrics.py; README "Observe") --------
+# LOG_FORMAT: "json" (one object per line; the default in production) or "text" (the default with DEBUG).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json").lower()
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured("LOG_FORMAT must be json or text.")
+# SQL statements carry table states (every hand): logged at DEBUG only when LOG_SQL is set too.
+LOG_SQL = env_bool("LOG_SQL", default=False)
+# /metrics without DEBUG: with METRICS_TOKEN, only `Authorization: Bearer <METRICS_TOKEN>`;
+# without it, only direct (unproxied) requests from private or loopback addresses.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"context": {"()": "hearts_service.observability.ContextFilter"}},
     "formatters": {
-        "simple": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "text": {"()": "hearts_service.observability.TextFormatter"},
+        "json": {"()": "hearts_service.observability.JsonFormatter"},
     },
     "handlers": {
-        "stdout": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "simple"},
+        "stdout": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        },
     },
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"level": LOG_LEVEL},  # drops Django's default console handler: one format only
+        "django.db.backends": {"level": "DEBUG" if LOG_SQL else "INFO"},
+        # uvicorn's own lines go through the same handler; its access log (raw paths with query
+        # strings, plain text) gives way to hearts.access, written by the middleware.
+        "uvicorn": {"handlers": ["stdout"], "level": LOG_LEVEL, "propagate": False},
+        "uvicorn.error": {"level": LOG_LEVEL},
+        "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+    },
 }

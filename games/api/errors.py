@@ -8,6 +8,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from games import metrics
 from games.ratelimit import RateLimited
 from games.services import ServiceError
 
@@ -36,6 +37,7 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, RateLimited):
         return Response(exc.body(), status=429, headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, ServiceError):
+        metrics.refused(exc.code)
         return Response(
             {"code": exc.code, "detail": exc.message, **exc.details}, status=STATUS_OF_KIND[exc.kind]
         )
@@ -43,6 +45,7 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     if response is None:
         return None
     code = next((c for cls, c in _CODE_OF_DRF.items() if isinstance(exc, cls)), "error")
+    metrics.refused(code)
     if isinstance(exc, exceptions.ValidationError):
         response.data = {"code": code, "detail": "the request body is not valid", "fields": response.data}
     else:

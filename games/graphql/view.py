@@ -13,7 +13,7 @@ from graphql import GraphQLError, OperationType, parse
 from graphql.error import GraphQLSyntaxError
 from graphql.language import IntValueNode, OperationDefinitionNode, VariableNode
 
-from games import ratelimit
+from games import metrics, ratelimit
 from games.accounts import authenticate
 from games.graphql.limits import limits_rule
 from games.services import ServiceError
@@ -37,6 +37,7 @@ class HeartsGraphQLView(GraphQLView):
             scheme, _, secret = header.partition(" ")
             principal = authenticate(secret.strip()) if scheme.lower() == "bearer" else None
             if principal is None:
+                metrics.refused("authentication_failed", "graphql")
                 return JsonResponse(
                     {
                         "errors": [
@@ -78,6 +79,7 @@ class HeartsGraphQLView(GraphQLView):
         else:
             extensions["code"] = "internal_error"
             formatted["message"] = "internal error"
+        metrics.refused(extensions["code"], "graphql")
         return formatted
 
 

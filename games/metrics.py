@@ -1,0 +1,170 @@
+"""Prometheus metrics of the service (names, labels and meaning in README "Observe"), the hooks the
+service calls to move them, and the /metrics view.
+
+With PROMETHEUS_MULTIPROC_DIR set (before the process starts), prometheus_client keeps every value
+in files in that directory, shared by all the processes of one machine (uvicorn workers, Celery
+pool processes), and /metrics adds them up; without it each process exposes its own values."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    start_http_server,
+)
+
+log = logging.getLogger(__name__)
+
+_FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_QUEUE = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+
+REQUEST_SECONDS = Histogram(
+    "hearts_http_request_duration_seconds",
+    "Time to answer an HTTP request (to the response object: a stream's headers), by URL pattern",
+    ["route", "method", "status"],
+    buckets=_FAST,
+)
+ACTIONS = Counter(
+    "hearts_actions_applied",  # exposed as hearts_actions_applied_total
+    "Game actions applied (committed), by kind (pass, play, moon) and actor (human, bot, timeout)",
+    ["kind", "actor"],
+)
+REFUSALS = Counter(
+    "hearts_refusals",
+    "Requests refused with an error code, by code and API (rest, graphql)",
+    ["code", "api"],
+)
+TIMEOUTS = Counter(
+    "hearts_turn_timeouts",
+    "Turn clocks that ran out (a turn_timed_out event: the server acted for a late seat), by kind",
+    ["kind"],
+)
+BOT_SECONDS = Histogram(
+    "hearts_bot_decision_seconds",
+    "Time a bot (or the basic bot acting for a late or away seat) took to choose a move, by level",
+    ["level"],
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0),
+)
+TASK_QUEUE_SECONDS = Histogram(
+    "hearts_task_queue_latency_seconds",
+    "Time from a task's publication (or its ETA, when later) to its start in a worker, by task",
+    ["task"],
+    buckets=_QUEUE,
+)
+TASK_SECONDS = Histogram(
+    "hearts_task_duration_seconds",
+    "Time a Celery task ran, by task and final state (SUCCESS, FAILURE, RETRY, ...)",
+    ["task", "state"],
+    buckets=_FAST,
+)
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+# -- hooks --------------------------------------------------------------------------------
+
+
+def request_done(route: str, method: str, status: int, seconds: float) -> None:
+    method = method if method in _METHODS else "OTHER"  # labels stay a bounded set
+    REQUEST_SECONDS.labels(route, method, str(status)).observe(seconds)
+
+
+def action_applied(kind: str, actor: str) -> None:
+    """One action appended to a table's log; counted when its transaction commits."""
+    transaction.on_commit(ACTIONS.labels(str(kind), actor).inc)
+
+
+def timeout(kind: str) -> None:
+    """A seat's clock ran out and the server acted for it; counted when the move commits."""
+    transaction.on_commit(TIMEOUTS.labels(str(kind)).inc)
+
+
+def refused(code: str, api: str = "rest") -> None:
+    REFUSALS.labels(code, api).inc()
+
+
+@contextmanager
+def bot_decision(level: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        BOT_SECONDS.labels(level).observe(time.perf_counter() - started)
+
+
+def task_queued_for(task: str, seconds: float) -> None:
+    TASK_QUEUE_SECONDS.labels(task).observe(max(seconds, 0.0))  # clocks of two hosts may disagree
+
+
+def task_ran(task: str, state: str, seconds: float) -> None:
+    TASK_SECONDS.labels(task, state or "UNKNOWN").observe(seconds)
+
+
+# -- exposition ---------------------------------------------------------------------------
+
+
+def multiprocess_dir() -> str:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+
+
+def registry() -> CollectorRegistry:
+    """What to expose: every process's values from the shared directory in multiprocess mode,
+    else this process's."""
+    if multiprocess_dir():
+        collected = CollectorRegistry()
+        multiprocess.MultiProcessCollector(collected)  # type: ignore[no-untyped-call]
+        return collected
+    return REGISTRY
+
+
+def _allowed(request: HttpRequest) -> bool:
+    """Open with DEBUG. Otherwise, with METRICS_TOKEN set, only `Authorization: Bearer <it>`;
+    without it, only direct requests from a private or loopback address (none that came through
+    a proxy, which would make every client look private)."""
+    if settings.DEBUG:
+        return True
+    token = getattr(settings, "METRICS_TOKEN", "")
+    if token:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+    if "X-Forwarded-For" in request.headers or "Forwarded" in request.headers:
+        return False
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR") or "")
+    except ValueError:
+        return False
+    return address.is_private or address.is_loopback
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """GET /metrics in the Prometheus text format (see `_allowed` for who may read it)."""
+    if not _allowed(request):
+        refused("metrics_forbidden", "metrics")
+        return JsonResponse(
+            {"code": "metrics_forbidden", "detail": "metrics need the metrics token or a private address"},
+            status=403,
+        )
+    return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+def start_exporter(port: int) -> None:
+    """An HTTP exporter inside a Celery worker (CELERY_METRICS_PORT). With the prefork pool the
+    tasks run in child processes: set PROMETHEUS_MULTIPROC_DIR so this one exporter sees them."""
+    start_http_server(port, registry=registry())
+    log.info("metrics exporter on port %d%s", port, " (multiprocess)" if multiprocess_dir() else "")
