@@ -260,6 +260,10 @@ def test_env_example_documents_what_compose_needs() -> None:
         if key != "HEARTS_IMAGE":  # the image tag to run, only for those who push their own
             assert key in keys, key
     assert {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"} <= keys
+    # The container health checks send Host: localhost, so it must stay an allowed host.
+    [hosts] = [line.split("=", 1)[1] for line in example.splitlines() if line.startswith("ALLOWED_HOSTS=")]
+    assert "localhost" in hosts.split(",")
+    assert "'Host': 'localhost'" in str(compose_services()["web"]["healthcheck"]["test"])
 
 
 def test_k8s_web_probes_security_and_resources() -> None:
