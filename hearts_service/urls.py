@@ -17,6 +17,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("graphql/", HeartsGraphQLView.as_view(), name="graphql"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("play/", include("hearts_service.web")),  # the reference web client (web/)
 ]
 
 handler400 = "hearts_service.views.bad_request"
