@@ -74,6 +74,15 @@ DATABASES = {
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "0")),
     ),
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded run writes from request threads and the sweeping thread at once: take the write
+    # lock at BEGIN (no read-to-write upgrade that fails at once with "database is locked"), wait
+    # for it, and let readers run beside the writer (WAL).
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
 
 # ---------------------------------------------------------------------------------------------------
 # Production security (deploy/; `DEBUG=false ... manage.py check --deploy --fail-level WARNING` passes).
