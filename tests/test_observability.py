@@ -382,3 +382,23 @@ def test_multiprocess_mode_adds_up_every_process(tmp_path: Path) -> None:
     ).stdout
     samples = [s for f in text_string_to_metric_families(out) for s in f.samples]
     assert value(samples, "hearts_refusals_total", code="probe_code") == 2
+
+
+def test_rate_limited_answers_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from games import ratelimit
+
+    def over(principal: Any) -> None:
+        raise ratelimit.RateLimited("token", ratelimit.Rate.parse("1/minute"), 30)
+
+    monkeypatch.setattr(ratelimit, "check_principal", over)
+    _, key = app_create(name="limited")
+    before = scrape()
+    assert client(key).get("/api/v1/tables").status_code == 429
+    assert client(key).post("/graphql/", {"query": "{ __typename }"}, format="json").status_code == 429
+    after = scrape()
+    for api in ("rest", "graphql"):
+        labels = {"code": "rate_limited", "api": api}
+        assert (
+            value(after, "hearts_refusals_total", **labels) - value(before, "hearts_refusals_total", **labels)
+            == 1
+        )

@@ -35,6 +35,7 @@ _CODE_OF_DRF = {
 def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's exception handler, reshaped: every error body has a stable `code` and a `detail`."""
     if isinstance(exc, RateLimited):
+        metrics.refused(exc.body()["code"])
         return Response(exc.body(), status=429, headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, ServiceError):
         metrics.refused(exc.code)

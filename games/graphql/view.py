@@ -59,6 +59,7 @@ class HeartsGraphQLView(GraphQLView):
                 ratelimit.check_principal(request.principal)  # type: ignore[attr-defined]
         except ratelimit.RateLimited as exc:
             body = exc.body()
+            metrics.refused(body["code"], "graphql")
             error = {"message": body.pop("detail"), "extensions": body}
             return JsonResponse(
                 {"errors": [error]}, status=429, headers={"Retry-After": str(exc.retry_after)}
