@@ -32,13 +32,13 @@ import random
 from typing import Any
 
 from bots.strategy import _danger, _pass, _rank
-from bots.strong import _sample_world
+from bots.strong import HEART_BITS, PENALTY_BITS, _sample_world, fast_card
 from games.engine import PLAYING, Options, Pass, Play, State
 from games.engine.cards import QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
 
-ITERATIONS = 1400  # the default budget: search iterations per card played
-PLAY_ITERATIONS = 3500  # a setting for about a second per move in play (HEARTS_EXPERT_ITERATIONS)
+ITERATIONS = 1000  # the default budget: search iterations per card played
+PLAY_ITERATIONS = 8000  # a setting for about a second per move in play (HEARTS_EXPERT_ITERATIONS)
 REUSE = 4  # iterations per sampled world (worlds are drawn in a pool and cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points
 THREAT_HEARTS = 7  # a seat alone to hold penalty cards, this many hearts among them, is shooting
@@ -49,8 +49,6 @@ PASS_SEARCH = True  # False: pass as `basic` does
 PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
 
 HEARTS, SPADES = 3, 2
-HEART_BITS = ((1 << 13) - 1) << 39
-PENALTY_BITS = HEART_BITS | (1 << QS)
 
 
 def iterations() -> int:
@@ -284,7 +282,7 @@ def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
             children = node.children
             untried = [c for c in legal if c not in children]
             if untried:
-                policy = _policy(state, threat) if threat >= 0 else _fast(state)
+                policy = _policy(state, threat) if threat >= 0 else fast_card(state)
                 card = policy if policy in untried else untried[0]
                 children[card] = _Node(seat)
             else:
@@ -297,7 +295,7 @@ def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
                     if score > best:
                         best, card = score, c
         else:
-            card = _policy(state, threat) if threat >= 0 else _fast(state)
+            card = _policy(state, threat) if threat >= 0 else fast_card(state)
         if node is not None:
             child = node.children.get(card)
             if child is None and node.visits >= EXPAND_AT:
@@ -336,7 +334,7 @@ def _finish(state: State, shooter: int) -> list[int]:
             if shooter < 0:
                 threat = _threat(state)
         seat = state.turn
-        card = _policy(state, threat) if threat >= 0 else _fast(state)
+        card = _policy(state, threat) if threat >= 0 else fast_card(state)
         state.push(seat, Play(card))
     if state.phase != PLAYING:  # the search reached the end of the hand in the tree
         return list(state.sheet[-1]["points"])
@@ -371,60 +369,6 @@ def _last_trick(state: State) -> None:
         state.hands[s] = 0
 
 
-SUITS = tuple(((1 << 13) - 1) << (13 * k) for k in range(4))
-HIGH_SPADES = (1 << QS) | (1 << (QS + 1)) | (1 << (QS + 2))
-
-
-def _low(mask: int) -> int:
-    """The lowest-ranked card of the mask (the lowest suit among equal ranks)."""
-    best = -1
-    for suit in SUITS:
-        m = mask & suit
-        if m:
-            c = (m & -m).bit_length() - 1
-            if best < 0 or c % 13 < best % 13:
-                best = c
-    return best
-
-
-def _high(mask: int) -> int:
-    """The highest-ranked card of the mask (the lowest suit among equal ranks)."""
-    best = -1
-    for suit in SUITS:
-        m = mask & suit
-        if m:
-            c = m.bit_length() - 1
-            if best < 0 or c % 13 > best % 13:
-                best = c
-    return best
-
-
-def _fast(state: State) -> int:
-    """strong's `fast_card` (the `basic` rules) on bit masks: the same card, a few times faster."""
-    legal = state.legal_mask()
-    trick = state.trick
-    if not trick:
-        return _low(legal & ~HEART_BITS & ~HIGH_SPADES or legal)
-    suit = SUITS[trick[0] // 13]
-    follow = legal & suit
-    if follow:
-        played = 0
-        for c in trick:
-            played |= 1 << c
-        best = (played & suit).bit_length() - 1
-        under = follow & ((1 << best) - 1)
-        if under:
-            return under.bit_length() - 1
-        if len(trick) == state.options.players - 1 and not played & PENALTY_BITS:
-            plain = follow & ~(1 << QS)
-            return plain.bit_length() - 1 if plain else QS
-        return (follow & -follow).bit_length() - 1
-    for wanted in (QS, QS + 2, QS + 1):
-        if legal >> wanted & 1:
-            return wanted
-    return _high(legal & HEART_BITS or legal)
-
-
 def _threat(state: State) -> int:
     """The seat that looks to be shooting the moon: alone to hold penalty cards, with enough."""
     holder = -1
@@ -450,7 +394,7 @@ def _policy(state: State, threat: int) -> int:
             return min(plain or cards, key=lambda c: c % 13)
         return max(cards, key=lambda c: c % 13)
     if not trick:
-        return _fast(state)
+        return fast_card(state)
     n = state.options.players
     lead = trick[0] // 13
     best = max((c for c in trick if c // 13 == lead), key=lambda c: c % 13)
@@ -465,7 +409,7 @@ def _policy(state: State, threat: int) -> int:
             plain = [c for c in cards if c // 13 != HEARTS and c != QS]
             if plain:
                 return max(plain, key=lambda c: c % 13)
-    return _fast(state)
+    return fast_card(state)
 
 
 def _can_attempt(view: dict[str, Any], cards: list[int]) -> bool:

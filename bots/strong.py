@@ -13,6 +13,8 @@ from games.engine.cards import QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play, pass_offset
 
 HEARTS, SPADES = 3, 2
+HEART_BITS = ((1 << 13) - 1) << 39
+PENALTY_BITS = HEART_BITS | (1 << QS)
 ROLLOUTS = 160  # rollouts per decision, shared among the legal cards (the effort budget)
 MIN_WORLDS = 6
 
@@ -139,37 +141,91 @@ def _mask(cards: list[int]) -> int:
 
 
 def _rollout(state: State, rng: random.Random) -> list[int]:
-    """Play the hand out with the fast rule-based policy; the points each seat took."""
+    """Play the hand out with the fast rule-based policy; the points each seat took. The last
+    trick is settled here, when it makes no moon, rather than by the engine (which would score
+    the hand and deal the next one): the same points, in a fraction of the time."""
     hand = state.hand_no
     while state.phase != GAME_OVER and state.hand_no == hand:
         if state.phase == MOON:
             state.push(state.shooter, MoonChoice(state.default_moon_choice()))
             continue
         seat = state.turn
+        if not state.trick and state.hands[seat].bit_count() == 1 and not state.options.two_packs:
+            points = last_trick_points(state)
+            if points is not None:
+                return points
         state.push(seat, Play(fast_card(state)))
     return list(state.sheet[-1]["points"])
 
 
+def last_trick_points(state: State) -> list[int] | None:
+    """The hand's points once every seat plays its last card (one pack, no trick in progress),
+    as the engine scores them; None when the last trick makes a moon (the engine's choice)."""
+    n = state.options.players
+    leader = state.turn
+    cards = [state.hands[(leader + i) % n] for i in range(n)]
+    suit = SUITS[(cards[0].bit_length() - 1) // 13]
+    mask = 0
+    for m in cards:
+        mask |= m
+    winner = (leader + cards.index(1 << ((mask & suit).bit_length() - 1))) % n
+    taken = state.taken.copy()
+    taken[winner] |= mask | state.carried
+    penalties = state.in_play & state.options.penalty_mask
+    if any(m & penalties == penalties for m in taken):
+        return None
+    return [state.points_of(m) for m in taken]
+
+
+SUITS = tuple(((1 << 13) - 1) << (13 * k) for k in range(4))
+HIGH_SPADES = (1 << QS) | (1 << (QS + 1)) | (1 << (QS + 2))
+
+
+def _low(mask: int) -> int:
+    """The lowest-ranked card of the mask (the lowest suit among equal ranks)."""
+    best = -1
+    for suit in SUITS:
+        m = mask & suit
+        if m:
+            c = (m & -m).bit_length() - 1
+            if best < 0 or c % 13 < best % 13:
+                best = c
+    return best
+
+
+def _high(mask: int) -> int:
+    """The highest-ranked card of the mask (the lowest suit among equal ranks)."""
+    best = -1
+    for suit in SUITS:
+        m = mask & suit
+        if m:
+            c = m.bit_length() - 1
+            if best < 0 or c % 13 > best % 13:
+                best = c
+    return best
+
+
 def fast_card(state: State) -> int:
-    """The rule-based choice of the seat on turn, on card ids (the `basic` rules, without views)."""
-    cards = card_ids(state.legal_mask())
+    """The rule-based choice of the seat on turn (the `basic` rules, without views), on bit masks."""
+    legal = state.legal_mask()
     trick = state.trick
     if not trick:
-        safe = [c for c in cards if c // 13 != HEARTS and not (c // 13 == SPADES and c % 13 >= 10)]
-        return min(safe or cards, key=lambda c: c % 13)
-    lead = trick[0] // 13
-    following = [c for c in cards if c // 13 == lead]
-    if following:
-        best = max(c % 13 for c in trick if c // 13 == lead)
-        under = [c for c in following if c % 13 < best]
+        return _low(legal & ~HEART_BITS & ~HIGH_SPADES or legal)
+    suit = SUITS[trick[0] // 13]
+    follow = legal & suit
+    if follow:
+        played = 0
+        for c in trick:
+            played |= 1 << c
+        best = (played & suit).bit_length() - 1
+        under = follow & ((1 << best) - 1)
         if under:
-            return max(under, key=lambda c: c % 13)
-        last = len(trick) == state.options.players - 1
-        if last and not any(c // 13 == HEARTS or c == QS for c in trick):
-            return max((c for c in following if c != QS), key=lambda c: c % 13, default=following[0])
-        return min(following, key=lambda c: c % 13)
-    for wanted in (QS, QS + 2, QS + 1):  # the queen, the ace, the king of spades
-        if wanted in cards:
+            return under.bit_length() - 1
+        if len(trick) == state.options.players - 1 and not played & PENALTY_BITS:
+            plain = follow & ~(1 << QS)
+            return plain.bit_length() - 1 if plain else QS
+        return (follow & -follow).bit_length() - 1
+    for wanted in (QS, QS + 2, QS + 1):
+        if legal >> wanted & 1:
             return wanted
-    hearts = [c for c in cards if c // 13 == HEARTS]
-    return max(hearts or cards, key=lambda c: c % 13)
+    return _high(legal & HEART_BITS or legal)

@@ -9,7 +9,7 @@ import pytest
 
 from bots import expert
 from bots.strategy import decide
-from bots.strong import fast_card
+from bots.strong import SUITS, fast_card
 from games.engine import Options, Play, State, action_from_dict, view
 from games.engine.cards import card_ids, names, parse_cards
 
@@ -181,4 +181,4 @@ def test_sampled_worlds_agree_with_everything_the_seat_knows() -> None:
         for leader, cards, _ in [*world.tricks, (world.leader, tuple(world.trick), -1)]:
             for k, c in enumerate(cards):  # a seat that showed a void holds none of that suit
                 if c // 13 != cards[0] // 13:
-                    assert not world.hands[(leader + k) % 4] & expert.SUITS[cards[0] // 13]
+                    assert not world.hands[(leader + k) % 4] & SUITS[cards[0] // 13]

@@ -122,3 +122,64 @@ def test_jobs_spread_the_deal_sets_over_processes_with_the_serial_result() -> No
     assert spread.reference_points_per_hand == serial.reference_points_per_hand
     assert spread.gap_ci95 == serial.gap_ci95 and spread.candidate_win_rate == serial.candidate_win_rate
     assert spread.candidate_ms_per_move > 0 and spread.reference_ms_per_move > 0
+
+
+def _rules_card(state: object) -> int:
+    """strong's rollout rule as first written, on lists of card ids: the reference for the bit-mask
+    version (the `basic` rules without views)."""
+    from games.engine.cards import QS, card_ids
+
+    cards = card_ids(state.legal_mask())  # type: ignore[attr-defined]
+    trick = state.trick  # type: ignore[attr-defined]
+    if not trick:
+        safe = [c for c in cards if c // 13 != 3 and not (c // 13 == 2 and c % 13 >= 10)]
+        return min(safe or cards, key=lambda c: c % 13)
+    lead = trick[0] // 13
+    following = [c for c in cards if c // 13 == lead]
+    if following:
+        best = max(c % 13 for c in trick if c // 13 == lead)
+        under = [c for c in following if c % 13 < best]
+        if under:
+            return max(under, key=lambda c: c % 13)
+        last = len(trick) == state.options.players - 1  # type: ignore[attr-defined]
+        if last and not any(c // 13 == 3 or c == QS for c in trick):
+            return max((c for c in following if c != QS), key=lambda c: c % 13, default=following[0])
+        return min(following, key=lambda c: c % 13)
+    for wanted in (QS, QS + 2, QS + 1):
+        if wanted in cards:
+            return wanted
+    hearts = [c for c in cards if c // 13 == 3]
+    return max(hearts or cards, key=lambda c: c % 13)
+
+
+def test_strongs_rollouts_play_and_score_as_the_rules_and_the_engine_do() -> None:
+    """The bit-mask rollout policy picks the reference rule's card in every position met, and a
+    rollout that settles the last trick itself scores the hand as the engine does."""
+    import random
+
+    from bots.strong import _rollout, fast_card
+    from games.engine import MoonChoice, Options, Pass, Play, State
+    from games.engine.cards import card_ids
+
+    positions = 0
+    for players, variant in [(3, "classic"), (4, "classic"), (5, "omnibus"), (6, "classic"), (7, "omnibus")]:
+        options = Options.from_dict({"players": players, "variant": variant})
+        for k in range(12):
+            state = State.new_game(options, f"rules-{players}-{k}")
+            for seat in range(players):
+                state.push(seat, Pass(card_ids(state.hands[seat])[-3:]))
+            rng = random.Random(k)
+            start = state.copy()
+            while state.hand_no == 1:
+                assert fast_card(state) == _rules_card(state)
+                positions += 1
+                state.push(state.turn, Play(rng.choice(card_ids(state.legal_mask()))))
+            ours, engine = start.copy(), start.copy()
+            points = _rollout(ours, rng)
+            while engine.hand_no == 1:
+                if engine.phase == "moon_choice":
+                    engine.push(engine.shooter, MoonChoice(engine.default_moon_choice()))
+                    continue
+                engine.push(engine.turn, Play(_rules_card(engine)))
+            assert points == engine.sheet[-1]["points"]
+    assert positions > 500
