@@ -1,25 +1,37 @@
-"""The expert level: Information Set Monte Carlo Tree Search (single-observer ISMCTS) over worlds
-sampled from the seat's view, with rollouts that know the moon.
+"""The expert level: search over worlds sampled from the seat's view (Information Set Monte Carlo
+Tree Search, the root played on common worlds), with rollouts and a pass that know the moon.
 
-Each iteration takes one determinization of the hidden cards (strong's sampler: consistent with
-the voids shown, the cards this seat passed and received, and the hand so far), walks one tree
-shared by every determinization, choosing among the cards legal in that world by UCB1 (the
-counts use availability, as ISMCTS does), adds one node, and plays the hand out with a fast
-policy. Every seat's node is scored from that seat's own side: its points against the mean of
-the others, so a moon counts as the rule scores it (the shooter 26 ahead of everyone).
+Worlds: the first determinization comes from strong's sampler (the hand so far replayed in the
+engine); the others deal the unseen cards again among the other seats' current holdings under the
+same constraints (their numbers of cards, the voids they have shown, the cards this seat passed
+that are still out), which is all the rest of the hand depends on.
 
-Moon handling:
-- defence: in the tree and in the rollouts, once one seat alone has taken enough points to be
-  going for the moon, the others take a trick from it when they can and throw it no points;
-- attempt: when this seat alone has taken points so far (or nobody has) and its hand is strong
-  at the top, part of the budget searches the same tree question with this seat's rollouts
-  shooting (taking every trick) and the better plan's card is played.
+Search (`SEARCH = "halving"`): every legal card is played in the same worlds (common random
+numbers), in rounds of sequential halving that drop the worse half of the cards after each round,
+so the budget goes to the close choices. Below the root one tree is shared by all worlds (single
+observer ISMCTS): nodes are keyed by the cards played, the other seats play the fast rule-based
+policy, and this seat's later cards are chosen by UCB1 with availability counts once their node
+has been reached EXPAND_AT times (the policy's card before that). Each iteration plays the hand
+out and scores each seat by its points against the mean of the others, so a moon is valued as the
+rule scores it (the shooter 26 ahead of everyone). `SEARCH = "ucb"` is the textbook SO-ISMCTS
+(UCB1 at every node, every seat's choices in the tree), kept for comparison.
 
-The effort is a number of iterations, not time, so a seed replays the same decision:
-`ITERATIONS` by default (sized for the tournament's 200 ms per move on one core), or the
-`HEARTS_EXPERT_ITERATIONS` environment variable (e.g. `PLAY_ITERATIONS` for about a second per
-move in play). The pass is chosen by sampling too; the moon choice is `basic`'s (the engine's
-timeout rule, which is the right choice). Cancellation Hearts (two packs) is not searched: the
+Moon:
+- defence: in the tree and the rollouts, a seat that alone holds the penalty cards taken so far,
+  with at least THREAT_HEARTS hearts, is shooting: the others take a trick from it when they can
+  and throw it no points, and it plays to win every trick;
+- attempt: when no other seat has taken a point and the hand is strong at the top (a cheap
+  filter), ATTEMPT_SHARE of the budget runs the same search with this seat's rollouts shooting
+  from now on against defending opponents; the better plan's card is played;
+- the pass: `basic`'s pass and its neighbours (any three of the five cards it ranks most
+  dangerous, and the three lowest) are each played out in the same sampled deals, the low pass
+  also as a moon attempt; the best mean is passed. The moon choice is `basic`'s (the engine's
+  timeout rule: add only when that ends the game with this seat winning).
+
+Effort is a number of iterations (rollouts), not time, so a seed replays the same decision:
+ITERATIONS per card and per pass by default (sized for the tournament's 200 ms per move on one
+core), or the HEARTS_EXPERT_ITERATIONS environment variable: PLAY_ITERATIONS is the setting for
+up to about a second per move in play. Cancellation Hearts (two packs) is not searched: the
 sampler does not model duplicate cards, so expert plays `basic` there, as strong does.
 """
 
@@ -38,12 +50,12 @@ from games.engine.cards import QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
 
 ITERATIONS = 1000  # the default budget: search iterations per card played
-PLAY_ITERATIONS = 8000  # a setting for about a second per move in play (HEARTS_EXPERT_ITERATIONS)
-REUSE = 4  # iterations per sampled world (worlds are drawn in a pool and cycled through)
+PLAY_ITERATIONS = 6000  # a setting for up to a second per move in play (HEARTS_EXPERT_ITERATIONS)
+REUSE = 4  # SEARCH = "ucb": iterations per sampled world (a pool, cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points
 THREAT_HEARTS = 7  # a seat alone to hold penalty cards, this many hearts among them, is shooting
 ATTEMPT_SHARE = 0.3  # budget share of the shooting search, when the hand allows an attempt
-SEARCH = os.environ.get("HEARTS_EXPERT_SEARCH", "halving")  # tuning switch: "halving" or "ucb"
+SEARCH = "halving"  # or "ucb": plain SO-ISMCTS (see above)
 EXPAND_AT = 8  # visits before a node below the root grows children and this seat searches there
 PASS_SEARCH = True  # False: pass as `basic` does
 PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
