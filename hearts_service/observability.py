@@ -15,12 +15,12 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar, Token
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import Resolver404, resolve
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -160,6 +160,8 @@ class RequestContextMiddleware:
             status = response.status_code if response is not None else 500
             if response is not None:
                 response[REQUEST_ID_HEADER] = context["request_id"]
+                if response.streaming:  # a stream's body is produced later, outside this call
+                    _keep_context(response, context)  # type: ignore[arg-type]
             metrics.request_done(context["route"], request.method or "", status, seconds)
             ms = round(seconds * 1000, 2)
             level = logging.ERROR if status >= 500 else logging.INFO
@@ -174,6 +176,54 @@ class RequestContextMiddleware:
             )
         finally:
             _context.reset(token)
+
+
+def _keep_context(response: StreamingHttpResponse, context: dict[str, Any]) -> None:
+    """Lines logged while a streaming body is produced (an event stream) carry the request's ids:
+    the context is set around each step of the body's iterator, and around its closing."""
+    content = response.streaming_content
+    if response.is_async:
+
+        async def stepped_async() -> AsyncIterator[Any]:
+            iterator = aiter(content)  # type: ignore[arg-type]
+            try:
+                while True:
+                    token = _context.set(context)
+                    try:
+                        chunk = await anext(iterator)
+                    except StopAsyncIteration:
+                        return
+                    finally:
+                        _context.reset(token)
+                    yield chunk
+            finally:
+                token = _context.set(context)
+                try:
+                    await iterator.aclose()  # type: ignore[attr-defined]
+                finally:
+                    _context.reset(token)
+
+        response.streaming_content = stepped_async()
+    else:
+
+        def stepped() -> Iterator[Any]:
+            iterator = iter(content)  # type: ignore[arg-type]
+            try:
+                while True:
+                    token = _context.set(context)
+                    try:
+                        chunk = next(iterator)
+                    except StopIteration:
+                        return
+                    finally:
+                        _context.reset(token)
+                    yield chunk
+            finally:
+                close = getattr(iterator, "close", None)
+                if close is not None:
+                    close()
+
+        response.streaming_content = stepped()
 
 
 # -- Celery (connected in hearts_service/celery.py) -----------------------------------------

@@ -402,3 +402,50 @@ def test_rate_limited_answers_are_counted(monkeypatch: pytest.MonkeyPatch) -> No
             value(after, "hearts_refusals_total", **labels) - value(before, "hearts_refusals_total", **labels)
             == 1
         )
+
+
+def test_lines_logged_while_a_stream_is_produced_carry_the_request_ids(logs: Lines) -> None:
+    """An event stream's body is produced after the middleware returned: each step runs in the
+    request's context all the same (async and sync bodies), and closing the body closes the view's."""
+    import asyncio
+
+    from django.http import StreamingHttpResponse
+
+    closed: list[str] = []
+    log = logging.getLogger("games.streams")
+
+    async def events() -> Any:
+        try:
+            for n in range(2):
+                log.info("event %d", n)
+                yield f"data: {n}\n\n"
+                await asyncio.sleep(0)
+        finally:
+            log.info("closed")
+            closed.append("async")
+
+    def lines() -> Any:
+        try:
+            log.info("line")
+            yield "x\n"
+        finally:
+            closed.append("sync")
+
+    async def async_view(request: Any) -> StreamingHttpResponse:
+        return StreamingHttpResponse(events())
+
+    middleware = observability.RequestContextMiddleware(async_view)
+    request = APIClient().get("/api/v1/tables/77/stream", HTTP_X_REQUEST_ID="stream-1").wsgi_request
+
+    async def consume() -> list[bytes]:
+        response = await middleware(request)
+        assert observability.current() == {}  # the middleware restored the context ...
+        return [chunk async for chunk in response]
+
+    assert asyncio.run(consume()) == [b"data: 0\n\n", b"data: 1\n\n"]
+    sync = observability.RequestContextMiddleware(lambda request: StreamingHttpResponse(lines()))
+    response = sync(request)
+    assert b"".join(response) == b"x\n" and closed == ["async", "sync"]
+    streamed = [p for p in logs.parsed() if p["logger"] == "games.streams"]
+    assert [p["message"] for p in streamed] == ["event 0", "event 1", "closed", "line"]
+    assert all(p["request_id"] == "stream-1" and p["table_id"] == 77 for p in streamed)
