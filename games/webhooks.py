@@ -74,6 +74,7 @@ PUBLIC_EVENT_TYPES = (
 )
 HIDDEN_EVENT_TYPES = ("cards_dealt", "cards_passed", "cards_received")
 SIGNATURE_HEADER = "Hearts-Signature"
+QUEUE = "webhooks"  # CELERY_TASK_ROUTES sends games.deliver_webhook there
 SECRET_PREFIX = "whsec_"
 Status = WebhookDelivery.Status
 
@@ -380,6 +381,7 @@ def attempt(delivery_id: str, *, now: dt.datetime | None = None) -> str:
     when a redelivery took it over during the send."""
     now = now or timezone.now()
     timeout = float(_conf("WEBHOOK_TIMEOUT"))
+    skew = dt.timedelta(seconds=float(_conf("WEBHOOK_CLOCK_SKEW")))
     with transaction.atomic():
         row = (
             WebhookDelivery.objects.select_for_update(of=("self",))
@@ -388,7 +390,8 @@ def attempt(delivery_id: str, *, now: dt.datetime | None = None) -> str:
             .first()
         )
         due_at = row.next_attempt_at if row is not None else None
-        if row is None or row.status != Status.PENDING or due_at is None or due_at > now:
+        if row is None or row.status != Status.PENDING or due_at is None or due_at > now + skew:
+            log.info("webhook delivery %s: not due, nothing to do", delivery_id)
             return "skipped"
         if not row.endpoint.active:
             row.status, row.next_attempt_at, row.last_error = Status.FAILED, None, "endpoint_disabled"
@@ -465,10 +468,12 @@ _sender_lock = threading.Lock()
 
 
 def sweep(*, inline: bool = False, limit: int = 500) -> int:
-    """Called by games.sweep. With workers: queue again each delivery due for longer than
-    WEBHOOK_SWEEP_GRACE whose last task was queued over WEBHOOK_REQUEUE_AFTER ago (it was lost:
-    a Redis restart, a killed worker). Embedded (`inline`): hand what is due to one background
-    sender thread, so a slow endpoint never holds up the clocks the sweep enforces."""
+    """Called by games.sweep. With workers, when the `webhooks` queue is empty: queue again each
+    delivery due for longer than WEBHOOK_SWEEP_GRACE whose last task was queued over
+    WEBHOOK_REQUEUE_AFTER ago (it was lost: a Redis restart, a killed worker). While a backlog
+    waits it does nothing, so a slow sender is not flooded with duplicates. Embedded (`inline`):
+    hand what is due to one background sender thread, so a slow endpoint never holds up the
+    clocks the sweep enforces."""
     global _sender
     now = timezone.now()
     if inline:
@@ -480,6 +485,8 @@ def sweep(*, inline: bool = False, limit: int = 500) -> int:
             _sender = threading.Thread(target=_send_due, name="hearts-webhook-sender", daemon=True)
             _sender.start()
         return 1
+    if _backlog():  # tasks are waiting, not lost: queueing them again would only add to the wait
+        return 0
     grace = dt.timedelta(seconds=float(_conf("WEBHOOK_SWEEP_GRACE")))
     again = dt.timedelta(seconds=float(_conf("WEBHOOK_REQUEUE_AFTER")))
     lost = due(now - grace).filter(Q(queued_at__lte=now - again) | Q(queued_at=None))
@@ -492,6 +499,17 @@ def sweep(*, inline: bool = False, limit: int = 500) -> int:
             tasks.deliver_webhook.delay(delivery_id)
         log.info("sweep queued %d webhook deliveries again", len(ids))
     return len(ids)
+
+
+def _backlog() -> int:
+    """How many messages wait in the `webhooks` queue (0 when the broker cannot say)."""
+    from games import tasks
+
+    try:
+        with tasks.deliver_webhook.app.connection_for_write() as conn:
+            return int(conn.default_channel.queue_declare(QUEUE, passive=True).message_count)
+    except Exception:  # no such queue yet, or a broker that cannot count: assume none wait
+        return 0
 
 
 def _send_due() -> None:

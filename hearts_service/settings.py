@@ -172,8 +172,9 @@ WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "10"))
 WEBHOOK_BACKOFF_BASE = float(os.environ.get("WEBHOOK_BACKOFF_BASE", "10"))
 WEBHOOK_BACKOFF_MAX = float(os.environ.get("WEBHOOK_BACKOFF_MAX", "3600"))
 WEBHOOK_LEASE_MARGIN = 30.0  # a claimed send is over after timeout + this; then it can be claimed again
-WEBHOOK_SWEEP_GRACE = 5.0  # a delivery due for longer has lost its task ...
-WEBHOOK_REQUEUE_AFTER = 60.0  # ... unless one was queued more recently than this
+WEBHOOK_SWEEP_GRACE = float(os.environ.get("WEBHOOK_SWEEP_GRACE", "5"))  # due for longer: task lost ...
+WEBHOOK_REQUEUE_AFTER = float(os.environ.get("WEBHOOK_REQUEUE_AFTER", "60"))  # ... unless queued since
+WEBHOOK_CLOCK_SKEW = 1.0  # a task on a machine whose clock is behind still finds its delivery due
 WEBHOOK_LOG_ATTEMPTS = 20  # attempts kept on each delivery
 WEBHOOK_MAX_PER_APP = int(os.environ.get("WEBHOOK_MAX_PER_APP", "20"))
 # Private, loopback and link-local addresses are refused unless allowed (by default only with DEBUG).
