@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from graphene_django.views import GraphQLView
-from graphql import GraphQLError, OperationType, parse
+from graphql import GraphQLError, OperationType, parse, specified_rules
 from graphql.error import GraphQLSyntaxError
 from graphql.language import IntValueNode, OperationDefinitionNode, VariableNode
 
@@ -28,7 +28,9 @@ class HeartsGraphQLView(GraphQLView):
     sets the caller (absent: only createGuest works; bad: 401)."""
 
     graphiql = True
-    validation_rules = (limits_rule(MAX_DEPTH, MAX_COST),)
+    # graphql-core's own rules (unknown fields, types, variables...) and then the limits: a
+    # rules list replaces the standard rules, so they are named here.
+    validation_rules = (*specified_rules, limits_rule(MAX_DEPTH, MAX_COST))
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         header = request.headers.get("Authorization", "")
