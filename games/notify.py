@@ -11,7 +11,7 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
-_client: redis.Redis | None = None
+_clients: dict[str, redis.Redis] = {}
 
 
 def table_channel(table_id: int) -> str:
@@ -22,14 +22,16 @@ def player_channel(player_id: int) -> str:
     return f"hearts:player:{player_id}"
 
 
-def _redis() -> redis.Redis | None:
-    global _client
-    if not settings.REDIS_URL:
+def shared_redis() -> redis.Redis | None:
+    """This process's Redis client for REDIS_URL (None without Redis); short timeouts, because a
+    slow Redis must not hold up a request (wake-ups and rate limits both fail open)."""
+    url = settings.REDIS_URL
+    if not url:
         return None
     with _lock:
-        if _client is None:
-            _client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-        return _client
+        if url not in _clients:
+            _clients[url] = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        return _clients[url]
 
 
 def publish(table_id: int, version: int, player_ids: Iterable[int]) -> None:
@@ -37,7 +39,7 @@ def publish(table_id: int, version: int, player_ids: Iterable[int]) -> None:
     The message is only a wake-up: streams read what changed from the database, so a lost
     message (Redis restarting) delays a stream by at most its poll interval, and never loses or
     repeats an event. Without Redis (the embedded run) streams poll, and this does nothing."""
-    client = _redis()
+    client = shared_redis()
     if client is None:
         return
     message = str(version)

@@ -22,6 +22,7 @@ from django.conf import settings
 
 from games.accounts import Principal
 from games.models import Table
+from games.notify import shared_redis
 
 log = logging.getLogger(__name__)
 
@@ -66,25 +67,14 @@ class RateLimited(Exception):
 # -- counting -------------------------------------------------------------------------------
 
 _lock = threading.Lock()
-_client: redis.Redis | None = None
 _memory: dict[str, tuple[int, int]] = {}  # key -> (window, count), without Redis
-
-
-def _redis() -> redis.Redis | None:
-    global _client
-    if not settings.REDIS_URL:
-        return None
-    with _lock:
-        if _client is None:
-            _client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=0.5)
-        return _client
 
 
 def _count(key: str, rate: Rate, now: float) -> tuple[int, int]:
     """This request's number in its window, and the seconds until the window ends."""
     window = int(now // rate.seconds)
     left = max(1, int((window + 1) * rate.seconds - now + 0.999))
-    client = _redis()
+    client = shared_redis()
     if client is None:
         with _lock:
             seen_window, count = _memory.get(key, (window, 0))

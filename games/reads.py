@@ -122,7 +122,7 @@ def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
 
 def moves_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:
     seat = seat_of(table, principal)
-    moves = table.moves.filter(seq__gt=after).order_by("seq")[:PAGE]
+    moves = table.moves.filter(seq__gt=after, seq__lte=table.version).order_by("seq")[:PAGE]
     return {"moves": [move_body(m, table, seat) for m in moves], "version": table.version}
 
 
@@ -144,7 +144,10 @@ def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
 
 def events_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:
     """The caller's events after sequence `after`; poll again with after = `version`."""
-    moves = list(table.moves.filter(seq__gt=after).order_by("seq").only("seq", "events")[:PAGE])
+    # Up to the version read with the table: a move committed since comes in the next poll (else
+    # it would come twice, as the answer's version would not cover it).
+    moves = table.moves.filter(seq__gt=after, seq__lte=table.version)
+    moves = list(moves.order_by("seq").only("seq", "events")[:PAGE])
     more = len(moves) == PAGE
     return {
         "events": events_for(moves, seat_of(table, principal)),

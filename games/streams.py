@@ -115,7 +115,10 @@ def catch_up(principal: Principal, table_id: int, after: Position) -> Batch:
         raise _bad_position(str(after))
     seat = reads.seat_of(table, principal)
     first = after.seq if after.index is not None else after.seq + 1
-    moves = list(table.moves.filter(seq__gte=first).order_by("seq").only("seq", "events")[: reads.PAGE])
+    # Only up to the version just read: a move committed since is sent next time, after the table
+    # (and so `your_turn`) reflects it; otherwise a batch could end before its own last event.
+    moves = table.moves.filter(seq__gte=first, seq__lte=table.version)
+    moves = list(moves.order_by("seq").only("seq", "events")[: reads.PAGE])
     events = [
         (Position(seq, index), {"table": table.pk, **event})
         for seq, index, event in reads.visible_events(moves, seat)

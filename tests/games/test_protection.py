@@ -40,13 +40,11 @@ def limits(settings: Any) -> Iterator[dict[str, str]]:
     settings.RATE_LIMITS_ENABLED = True
     settings.RATE_LIMITS = {"token": "1000/day", "app": "1000/day", "address": "1000/day"}
     ratelimit._memory.clear()
-    ratelimit._client = None
     if django_settings.REDIS_URL:
         r = redis.Redis.from_url(django_settings.REDIS_URL)
         for key in r.scan_iter("hearts:rl:*"):
             r.delete(key)
     yield settings.RATE_LIMITS
-    ratelimit._client = None
 
 
 def _limited(response: Any, limit: str, rate: str) -> None:
@@ -163,7 +161,6 @@ def _legal(table: int, seat: int) -> list[str]:
 
 def test_limits_are_not_enforced_while_redis_is_unreachable(limits: dict[str, str], settings: Any) -> None:
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
-    ratelimit._client = None
     limits["token"] = "1/day"
     token = guest("during an outage")
     for _ in range(3):
