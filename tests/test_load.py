@@ -25,7 +25,7 @@ def test_a_dozen_tables_survive_a_killed_worker_a_redis_restart_and_a_killed_web
     if shutil.which("redis-server") is None:
         skip_or_fail("redis-server is not installed")
     run = subprocess.run(
-        [sys.executable, "bench/load.py", "--tables", "12", "--duration", "60", "--check"],
+        [sys.executable, "bench/load.py", "--tables", "12", "--duration", "45", "--check"],
         cwd=ROOT,
         capture_output=True,
         text=True,
