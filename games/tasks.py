@@ -34,7 +34,12 @@ BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has 
 CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost its ETA task
 
 
-@shared_task(name="games.play_bots", **RELIABLE)
+# Redis keeps a list per priority (kombu's steps 0, 3, 6, 9; 0 is taken first): bot moves go after
+# clocks and sweeps, so a backlog of bot work never makes a turn clock late.
+BOT_PRIORITY = 6
+
+
+@shared_task(name="games.play_bots", priority=BOT_PRIORITY, **RELIABLE)
 def play_bots(table_id: int, version: int) -> int:
     """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
     try:
