@@ -346,31 +346,45 @@ async def _until_done(ids: list[int], deadline: float) -> None:
         await asyncio.sleep(1)
 
 
+def _check_table(table: Any, problems: list[str]) -> bool:
+    """The move log is 1..version with no gap or repeat, and replays to the stored state."""
+    from games.engine import state_to_dict
+    from games.services import table_replay
+
+    seqs = list(table.moves.order_by("seq").values_list("seq", flat=True))
+    if seqs != list(range(1, table.version + 1)):
+        problems.append(f"table {table.pk}: move log has gaps or repeats")
+        return False
+    state = table_replay(table)
+    if state is None or state_to_dict(state) != table.state:
+        problems.append(f"table {table.pk}: the move log does not replay to the stored state")
+        return False
+    return True
+
+
 def verify(ids: list[int]) -> dict[str, Any]:
     """Every move log is contiguous and replays to the stored state; unfinished tables move."""
-    from games.engine import state_to_dict
+    from django.db import connection, transaction
+
     from games.models import Move, Table
-    from games.services import table_replay
 
     finished = replayed = 0
     problems: list[str] = []
     versions = {}
-    for table in Table.objects.filter(pk__in=ids):
-        seqs = list(table.moves.order_by("seq").values_list("seq", flat=True))
-        if seqs != list(range(1, table.version + 1)):
-            problems.append(f"table {table.pk}: move log has gaps or repeats")
-        state = table_replay(table)
-        if state is None or state_to_dict(state) != table.state:
-            problems.append(f"table {table.pk}: the move log does not replay to the stored state")
-        else:
-            replayed += 1
+    for table_id in ids:
+        with transaction.atomic():  # one snapshot: the table and its moves as of the same moment
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            ok = _check_table(Table.objects.get(pk=table_id), problems)
+        replayed += ok
+        table = Table.objects.get(pk=table_id)
         if table.status == "finished":
             finished += 1
         else:
             versions[table.pk] = table.version
-    time.sleep(12)  # every unfinished table must still be moving (bots, people or clocks)
+    time.sleep(20)  # every unfinished table must still move: bots, people, or clocks (10 s at most)
     stuck = [t.pk for t in Table.objects.filter(pk__in=list(versions)) if t.version == versions[t.pk]]
-    problems += [f"table {pk}: no move in 12 s" for pk in stuck]
+    problems += [f"table {pk}: no move in 20 s" for pk in stuck]
     lags = []
     for move in Move.objects.filter(table__in=ids, kind__in=["pass", "play", "moon"]):
         for kind, data, _, _ in move.events:

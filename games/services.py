@@ -422,16 +422,17 @@ def seat_back(
     return _run(act, idempotency)
 
 
-def bots_play(*, table_id: int, version: int) -> Outcome:
+def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outcome:
     """Every move owed by bots and seats marked away, as long as only they are to act, in one
-    transaction (each its own move in the log), up to the end of the current hand. A task
-    queued for another version (stale, or delivered twice) does nothing."""
+    transaction (each its own move in the log), up to the end of the current hand, or `limit`
+    moves (then the commit queues the rest as a new task). A task queued for another version
+    (stale, or delivered twice) does nothing."""
 
     def act() -> Outcome:
         table, _ = _locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
             return Outcome(None)
-        events = _advance(table, state_from_dict(table.state))
+        events = _advance(table, state_from_dict(table.state), limit=limit)
         table.save()
         return Outcome(table, events)
 
@@ -572,19 +573,23 @@ def _advance(
     *,
     timed_out: set[int] = frozenset(),
     first_events: list[Event] = (),  # type: ignore[assignment]
+    limit: int | None = None,
 ) -> list[Event]:
     """Make the moves the server owes: for seats whose clock ran out (once each), and for bots
     and away seats while only they are to act, stopping at the end of the hand. Each move is
     logged on its own, with the events it caused."""
     from bots.strategy import decide  # bots depend on the engine only; imported late to stay light
 
-    hand, pending, caused = state.hand_no, list(first_events), []
+    hand, pending, caused, made = state.hand_no, list(first_events), [], 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
     while state.phase != GAME_OVER and state.hand_no == hand:
         due = [s for s in state.to_act() if s in timed_out or _plays_itself(table, s)]
         if not due:
             break
         for seat in due:
+            if limit is not None and made >= limit:
+                return caused
+            made += 1
             before = (state.phase, state.hand_no, len(state.sheet))
             if seat in timed_out and state.phase == MOON:
                 action: Any = MoonChoice(state.default_moon_choice())

@@ -37,13 +37,17 @@ CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost
 # Redis keeps a list per priority (kombu's steps 0, 3, 6, 9; 0 is taken first): bot moves go after
 # clocks and sweeps, so a backlog of bot work never makes a turn clock late.
 BOT_PRIORITY = 6
+# Moves per bot task on a worker: a worker goes back to the queue often, so a clock task waits for
+# at most this many bot moves (eager runs, in one process, play the whole hand at once).
+MOVES_PER_TASK = 8
 
 
 @shared_task(name="games.play_bots", priority=BOT_PRIORITY, **RELIABLE)
 def play_bots(table_id: int, version: int) -> int:
     """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
     try:
-        out = services.bots_play(table_id=table_id, version=version)
+        limit = None if play_bots.request.is_eager else MOVES_PER_TASK
+        out = services.bots_play(table_id=table_id, version=version, limit=limit)
     except services.ServiceError as exc:  # the table is gone (deleted): nothing is owed
         log.info("play_bots for table %s: %s", table_id, exc.code)
         return 0
