@@ -31,6 +31,7 @@ from games.engine.cards import names
 from games.models import Table
 from hearts_service import observability
 from hearts_service.celery import app as celery_app
+from tests.games.test_api import choose
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on-commit hooks (bots, counters) run
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,15 +91,6 @@ def value(samples: list[Any], name: str, **labels: str) -> float:
     return sum(
         s.value for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
     )
-
-
-def choose(game: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    legal = game["legal_actions"]
-    if legal["type"] == "pass":
-        return {"type": "pass", "cards": rng.sample(legal["from"], legal["count"])}
-    if legal["type"] == "moon":
-        return {"type": "moon", "choice": rng.choice(legal["choices"])}
-    return {"type": "play", "card": rng.choice(legal["cards"])}
 
 
 def hidden_forms(cards: list[str]) -> set[str]:

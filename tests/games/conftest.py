@@ -49,38 +49,36 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.fixture
 def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start real `celery worker` processes on the test database and the test run's Redis;
-    every one still running is killed at the end."""
-    broker = redis_url  # the test process's Celery app was configured with it at import
+    """Start real `celery worker` processes on the test database and the test run's Redis:
+    `workers(queues="celery,webhooks", beat=True, SOME_SETTING="1")`; every one still running is
+    killed at the end. The queues are emptied first: nothing is left over from another run."""
     db = connection.settings_dict
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    env = {
+    base_env = {
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
-        "REDIS_URL": broker,
+        "REDIS_URL": redis_url,  # the test process's Celery app was configured with it at import
         "SWEEP_SECONDS": "1",
     }
     app.conf.task_always_eager = False
-    app.control.purge()  # nothing left over from another run
+    app.control.purge()
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge("webhooks")
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(*, beat: bool = False) -> subprocess.Popen[bytes]:
-        cmd = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "hearts_service",
-            "worker",
-            "--concurrency=1",
-            "-l",
-            "info",
-        ]
+    def start(*, queues: str = "celery", beat: bool = False, **env: str) -> subprocess.Popen[bytes]:
+        cmd = [sys.executable, "-m", "celery", "-A", "hearts_service", "worker", "--concurrency=1"]
+        cmd += ["-Q", queues, "-n", f"w{len(started)}@%h", "-l", "info"]
         if beat:
             cmd += ["-B", "-s", str(tmp_path / "beat-schedule")]
         log = open(tmp_path / f"worker{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
         proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=ROOT,
+            env={**base_env, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         started.append(proc)
         return proc

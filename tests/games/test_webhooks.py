@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +18,7 @@ from typing import Any
 
 import pytest
 from django.core import signals
-from django.db import close_old_connections, connection
+from django.db import close_old_connections
 from django.db.models import Count
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -29,7 +26,6 @@ from rest_framework.test import APIClient
 from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
-from hearts_service.celery import app as celery_app
 from tests.games.test_schema import CONFORMS, schema  # loaded at collection: it makes a request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -497,53 +493,20 @@ def test_private_addresses_are_refused_unless_allowed(settings: Any) -> None:
 # -- a real worker on the webhooks queue -----------------------------------------------------------
 
 
-@pytest.fixture
-def webhook_workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    db = connection.settings_dict
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
-        "REDIS_URL": redis_url,
-        "WEBHOOK_ALLOW_PRIVATE_HOSTS": "1",
-        "WEBHOOK_BACKOFF_BASE": "1",
-        "WEBHOOK_MAX_ATTEMPTS": "3",
-        "WEBHOOK_SWEEP_GRACE": "1",  # the sweep (beat) queues a lost delivery again within seconds
-        "WEBHOOK_REQUEUE_AFTER": "5",
-        "SWEEP_SECONDS": "1",
-    }
-    celery_app.conf.task_always_eager = False
-    celery_app.control.purge()  # the default queue; and what an earlier run left for the sender:
-    with celery_app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(webhooks.QUEUE)
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(queues: str, *, beat: bool = False) -> subprocess.Popen[bytes]:
-        cmd = [sys.executable, "-m", "celery", "-A", "hearts_service", "worker", "--concurrency=1"]
-        cmd += ["-Q", queues, "-n", f"w{len(started)}@%h", "-l", "info"]
-        if beat:
-            cmd += ["-B", "-s", str(tmp_path / "beat-schedule")]
-        out = open(tmp_path / f"worker{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
-        started.append(
-            subprocess.Popen(
-                cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        )
-        return started[-1]
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    celery_app.conf.task_always_eager = True
+WORKER_ENV = {
+    "WEBHOOK_ALLOW_PRIVATE_HOSTS": "1",
+    "WEBHOOK_BACKOFF_BASE": "1",
+    "WEBHOOK_MAX_ATTEMPTS": "3",
+    "WEBHOOK_SWEEP_GRACE": "1",  # the sweep (beat) queues a lost delivery again within seconds
+    "WEBHOOK_REQUEUE_AFTER": "5",
+}
 
 
 @pytest.mark.needs_postgres
 @pytest.mark.needs_redis
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_on_the_webhooks_queue_delivers_a_game_while_a_dead_endpoint_retries(
-    webhook_workers: Callable[..., subprocess.Popen[bytes]],
+    workers: Callable[..., subprocess.Popen[bytes]],
     receiver: Callable[..., Receiver],
     settings: Any,
 ) -> None:
@@ -552,8 +515,8 @@ def test_a_real_worker_on_the_webhooks_queue_delivers_a_game_while_a_dead_endpoi
     target = receiver()
     _, secret = webhooks.endpoint_create(app=app, url=target.url, event_types=["*"])
     webhooks.endpoint_create(app=app, url=refused_url(), event_types=["game_started"])
-    webhook_workers("celery", beat=True)  # the game worker (bots) with beat running the sweep
-    webhook_workers("webhooks")  # the webhook sender
+    workers(queues="celery", beat=True, **WORKER_ENV)  # the game worker (bots), beat running the sweep
+    workers(queues="webhooks", **WORKER_ENV)  # the webhook sender
     table_id = bot_game(app, target=50).pk  # queued on commit: the workers play and send it
     deadline = time.monotonic() + 240  # generous: CI machines are shared
     while time.monotonic() < deadline:
