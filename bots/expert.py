@@ -49,12 +49,13 @@ from games.engine import PLAYING, Options, Pass, Play, State
 from games.engine.cards import QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
 
-ITERATIONS = 1000  # the default budget: search iterations per card played
+ITERATIONS = 2000  # the default budget: search iterations per card played
 PLAY_ITERATIONS = 6000  # a setting for up to a second per move in play (HEARTS_EXPERT_ITERATIONS)
 REUSE = 4  # SEARCH = "ucb": iterations per sampled world (a pool, cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points
 THREAT_HEARTS = 7  # a seat alone to hold penalty cards, this many hearts among them, is shooting
 ATTEMPT_SHARE = 0.3  # budget share of the shooting search, when the hand allows an attempt
+SHOOT_MARGIN = 0.05  # how much better (x 26 points) the attempt must look: its search is smaller
 SEARCH = "halving"  # or "ucb": plain SO-ISMCTS (see above)
 EXPAND_AT = 8  # visits before a node below the root grows children and this seat searches there
 PASS_SEARCH = True  # False: pass as `basic` does
@@ -104,7 +105,7 @@ def choose_play(view: dict[str, Any], rng: random.Random, budget: int | None = N
     best, value = plain
     if shoot_budget:
         shot = search(worlds, me, cards, shoot_budget, rng, shooting=True)
-        if shot is not None and shot[1] > value:
+        if shot is not None and shot[1] > value + SHOOT_MARGIN:
             best = shot[0]
     return names(1 << best)[0]
 
