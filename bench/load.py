@@ -193,6 +193,7 @@ class Figures:
     reconnects: int = 0
     refusals: dict[str, int] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
+    started: float = 0.0  # wall clock at the start of play
 
 
 async def _post(
@@ -316,6 +317,7 @@ async def run(
                 )
                 people.append((table["id"], player.json()["token"], random.random() < absent_share))
         t0 = time.monotonic()
+        f.started = time.time()
         stop = asyncio.Event()
         tasks = [asyncio.create_task(healthz(client, f, stop))]
         for table, token, absent in people:
@@ -390,7 +392,7 @@ def verify(ids: list[int]) -> dict[str, Any]:
         for kind, data, _, _ in move.events:
             if kind == "turn_timed_out" and data.get("deadline"):
                 missed = dt.datetime.fromisoformat(data["deadline"])
-                lags.append((move.created_at - missed).total_seconds() * 1000)
+                lags.append(((move.created_at - missed).total_seconds() * 1000, missed.timestamp()))
     actions = Move.objects.filter(table__in=ids, kind__in=["pass", "play", "moon"]).count()
     return {
         "finished": finished,
@@ -431,6 +433,9 @@ def main() -> int:
             logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
             f, ids, elapsed = asyncio.run(run(stack, args.tables, args.absent, duration, not args.no_faults))
             result = verify(ids)
+            worst = sorted(result["lags"], reverse=True)[:5]
+            result["worst"] = [f"{lag:.0f} ms at {at - f.started:.0f}s" for lag, at in worst]
+            result["lags"] = [lag for lag, _ in result["lags"]]
         finally:
             stack.stop()
             from django.db import connections
@@ -453,6 +458,7 @@ def main() -> int:
     print(f"client_retries: {f.retries}")
     print(f"stream_reconnects: {f.reconnects}")
     print(f"refusals: {sum(f.refusals.values())} {dict(sorted(f.refusals.items()))}")
+    print(f"timeout_lag_worst: {', '.join(result['worst'])}")
     for fault in f.faults:
         print(f"fault: {fault}")
     for problem in result["problems"]:
