@@ -376,8 +376,10 @@ def test_multiprocess_mode_adds_up_every_process(tmp_path: Path) -> None:
     assert value(samples, "hearts_refusals_total", code="probe_code") == 2
 
 
-def test_rate_limited_answers_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rate_limited_answers_are_counted(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
     from games import ratelimit
+
+    settings.RATE_LIMITS_ENABLED = True
 
     def over(principal: Any) -> None:
         raise ratelimit.RateLimited("token", ratelimit.Rate.parse("1/minute"), 30)
