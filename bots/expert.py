@@ -201,8 +201,6 @@ def _search(
     """ISMCTS from this seat's information set: the most visited card and its mean reward."""
     root = _Node(-1)
     size = max(1, budget // REUSE)
-    log = math.log
-    sqrt = math.sqrt
     for i in range(budget):
         world = worlds.get(i, size)
         if world is None:
@@ -224,15 +222,8 @@ def _search(
                 state.push(seat, Play(card))
                 path.append(child)
                 break
-            best_score = -math.inf
-            child = node
-            card = -1
-            for c in legal:
-                ch = children[c]
-                ch.avail += 1
-                score = ch.reward / ch.visits + UCB_C * sqrt(log(ch.avail) / ch.visits)
-                if score > best_score:
-                    best_score, child, card = score, ch, c
+            card = _ucb_pick(children, legal)
+            child = children[card]
             state.push(seat, Play(card))
             path.append(child)
             node = child
@@ -284,7 +275,6 @@ def _search_halving(
 def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
     """One iteration below the root: walk and grow the tree, play out, back the rewards up."""
     path = [node]
-    sqrt, log = math.sqrt, math.log
     threat = shooter
     while state.trick or state.hands[state.turn].bit_count() > 1:  # the last trick: _finish
         if not state.trick and shooter < 0:
@@ -299,14 +289,7 @@ def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
                 card = policy if policy in untried else untried[0]
                 children[card] = _Node(seat)
             else:
-                best = -math.inf
-                card = -1
-                for c in legal:
-                    ch = children[c]
-                    ch.avail += 1
-                    score = ch.reward / ch.visits + UCB_C * sqrt(log(ch.avail) / ch.visits)
-                    if score > best:
-                        best, card = score, c
+                card = _ucb_pick(children, legal)
         else:
             card = _policy(state, threat) if threat >= 0 else fast_card(state)
         if node is not None:
@@ -321,6 +304,19 @@ def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
     for n in path:
         n.visits += 1
         n.reward += rewards[n.seat]
+
+
+def _ucb_pick(children: dict[int, _Node], legal: list[int]) -> int:
+    """UCB1 over the legal cards' children (each of them counts one more availability); the first
+    best card wins a tie."""
+    best, card = -math.inf, -1
+    for c in legal:
+        ch = children[c]
+        ch.avail += 1
+        score = ch.reward / ch.visits + UCB_C * math.sqrt(math.log(ch.avail) / ch.visits)
+        if score > best:
+            best, card = score, c
+    return card
 
 
 def _rewards(points: list[int]) -> list[float]:

@@ -21,6 +21,7 @@ import redis
 from django.conf import settings
 
 from games.accounts import Principal
+from games.engine import state_from_dict
 from games.models import Table
 from games.notify import shared_redis
 
@@ -139,11 +140,7 @@ def in_turn(principal: Principal, table_id: int) -> bool:
         return False
     seating, state = row
     seat = next((s["position"] for s in seating if s["player"] == principal.player.pk), None)
-    if seat is None:
-        return False
-    if state["phase"] == "passing":
-        return int(state["passes"][seat], 16) == 0
-    return bool(state["turn"] == seat)
+    return seat is not None and seat in state_from_dict(state).to_act()  # the engine says who acts
 
 
 def client_address(meta: dict[str, Any]) -> str:

@@ -47,19 +47,47 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"finished tables replayed from their move logs: {len(CHECKED)}")
 
 
+def _test_db_env(redis_url: str) -> dict[str, str]:
+    """The environment of a process started by a test: the test database and the run's Redis."""
+    db = connection.settings_dict
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
+        "REDIS_URL": redis_url,
+    }
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """A process in its own session (so that its children are stopped with it), logging to `log`."""
+    out = open(log, "wb")  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _stop(procs: list[subprocess.Popen[bytes]], *, graceful: bool) -> None:
+    """Stop every process still running: SIGTERM first when `graceful`, SIGKILL otherwise or after 10 s."""
+    for proc in procs:
+        if proc.poll() is not None:
+            continue
+        if graceful:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(10)
+                continue
+            except subprocess.TimeoutExpired:
+                pass
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 @pytest.fixture
 def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Start real `celery worker` processes on the test database and the test run's Redis:
     `workers(queues="celery,webhooks", beat=True, SOME_SETTING="1")`; every one still running is
     killed at the end. The queues are emptied first: nothing is left over from another run."""
-    db = connection.settings_dict
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    base_env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
-        "REDIS_URL": redis_url,  # the test process's Celery app was configured with it at import
-        "SWEEP_SECONDS": "1",
-    }
+    base_env = {**_test_db_env(redis_url), "SWEEP_SECONDS": "1"}
     app.conf.task_always_eager = False
     app.control.purge()
     with app.connection_for_write() as conn:
@@ -71,23 +99,12 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
         cmd += ["-Q", queues, "-n", f"w{len(started)}@%h", "-l", "info"]
         if beat:
             cmd += ["-B", "-s", str(tmp_path / "beat-schedule")]
-        log = open(tmp_path / f"worker{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
-        proc = subprocess.Popen(
-            cmd,
-            cwd=ROOT,
-            env={**base_env, **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = _spawn(cmd, {**base_env, **env}, tmp_path / f"worker{len(started)}.log")
         started.append(proc)
         return proc
 
     yield start
-    for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    _stop(started, graceful=False)
     app.conf.task_always_eager = True
 
 
@@ -101,27 +118,14 @@ def _free_port() -> int:
 def web(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[Callable[..., str]]:
     """Start real ASGI web servers (uvicorn, as deployed) on the test database and Redis;
     `web(**env)` returns the new server's base URL; all are stopped at the end."""
-    db = connection.settings_dict
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    base_env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}",
-        "REDIS_URL": redis_url,
-    }
+    base_env = _test_db_env(redis_url)
     started: list[subprocess.Popen[bytes]] = []
 
     def start(**env: str) -> str:
         port = _free_port()
-        log = open(tmp_path / f"web{len(started)}.log", "wb")  # noqa: SIM115 (closed with the process)
+        log = tmp_path / f"web{len(started)}.log"
         cmd = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
-        proc = subprocess.Popen(
-            [*cmd, "--lifespan", "off"],
-            cwd=ROOT,
-            env={**base_env, **env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = _spawn([*cmd, "--lifespan", "off"], {**base_env, **env}, log)
         started.append(proc)
         base = f"http://127.0.0.1:{port}"
         for _ in range(150):
@@ -130,14 +134,7 @@ def web(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[Call
                 return base
             except httpx.TransportError:
                 time.sleep(0.1)
-        raise AssertionError(f"the web server did not start: {(tmp_path / 'web0.log').read_text()}")
+        raise AssertionError(f"the web server did not start: {log.read_text()}")
 
     yield start
-    for proc in started:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    _stop(started, graceful=True)
