@@ -71,6 +71,7 @@ class Stack:
             **os.environ,
             "DATABASE_URL": self.db_url,
             "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
+            "HEARTS_ENV": "production",
             "DEBUG": "false",
             "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "127.0.0.1,localhost",

@@ -134,10 +134,10 @@ def registry() -> CollectorRegistry:
 
 
 def _allowed(request: HttpRequest) -> bool:
-    """Open with DEBUG. Otherwise, with METRICS_TOKEN set, only `Authorization: Bearer <it>`;
+    """Open in development. In production, with METRICS_TOKEN set, only `Authorization: Bearer <it>`;
     without it, only direct requests from a private or loopback address (none that came through
     a proxy, which would make every client look private)."""
-    if settings.DEBUG:
+    if not settings.PRODUCTION:
         return True
     token = getattr(settings, "METRICS_TOKEN", "")
     if token:

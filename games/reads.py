@@ -120,9 +120,23 @@ def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
     }
 
 
-def moves_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:
+def _check_after(table: Table, after: int) -> None:
+    """`after` is a sequence number this table has reached: one beyond it is a client's mistake
+    (a version of another table, or made up), which would otherwise be polled for ever."""
+    if after > table.version:
+        raise ServiceError(
+            "invalid_after",
+            f"after {after} is beyond this table's version {table.version}",
+            kind="malformed",
+            version=table.version,
+        )
+
+
+def moves_after(table: Table, principal: Principal, after: int, limit: int = PAGE) -> dict[str, Any]:
+    """The moves after sequence `after`, at most `limit` of them."""
+    _check_after(table, after)
     seat = seat_of(table, principal)
-    moves = table.moves.filter(seq__gt=after, seq__lte=table.version).order_by("seq")[:PAGE]
+    moves = table.moves.filter(seq__gt=after, seq__lte=table.version).order_by("seq")[:limit]
     return {"moves": [move_body(m, table, seat) for m in moves], "version": table.version}
 
 
@@ -142,16 +156,18 @@ def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
     return [event for _, _, event in visible_events(moves, seat)]
 
 
-def events_after(table: Table, principal: Principal, after: int) -> dict[str, Any]:
-    """The caller's events after sequence `after`; poll again with after = `version`."""
+def events_after(table: Table, principal: Principal, after: int, limit: int = PAGE) -> dict[str, Any]:
+    """The caller's events of the (at most `limit`) moves after sequence `after`; poll again with
+    after = `version`."""
+    _check_after(table, after)
     # Up to the version read with the table: a move committed since comes in the next poll (else
     # it would come twice, as the answer's version would not cover it).
     moves = table.moves.filter(seq__gt=after, seq__lte=table.version)
-    moves = list(moves.order_by("seq").only("seq", "events")[:PAGE])
-    more = len(moves) == PAGE
+    moves = list(moves.order_by("seq").only("seq", "events")[:limit])
+    more = len(moves) == limit and moves[-1].seq < table.version
     return {
         "events": events_for(moves, seat_of(table, principal)),
-        "version": moves[-1].seq if more else max(table.version, after),
+        "version": moves[-1].seq if more else table.version,
         "more": more,
     }
 

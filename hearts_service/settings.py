@@ -10,13 +10,24 @@ from hearts_service.env import env_bool, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = env_bool("DEBUG", default=True)
+# HEARTS_ENV: "development" (the default: a local run, with a development signing key) or
+# "production" (the image sets it: a real SECRET_KEY is required and the security settings are on).
+HEARTS_ENV = os.environ.get("HEARTS_ENV", "development").strip().lower() or "development"
+if HEARTS_ENV not in ("development", "production"):
+    raise ImproperlyConfigured("HEARTS_ENV must be development or production.")
+PRODUCTION = HEARTS_ENV == "production"
+
+# Django's debug pages (tracebacks, settings) are off in every mode unless a developer asks for
+# them with DEBUG=true; they are refused in production.
+DEBUG = env_bool("DEBUG", default=False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG must stay off when HEARTS_ENV is production.")
 
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-never-use-in-production"
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
+    if PRODUCTION:
+        raise ImproperlyConfigured("SECRET_KEY must be set when HEARTS_ENV is production.")
     SECRET_KEY = _DEV_SECRET_KEY
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default="localhost,127.0.0.1,[::1],testserver")
@@ -85,13 +96,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 
 # ---------------------------------------------------------------------------------------------------
-# Production security (deploy/; `DEBUG=false ... manage.py check --deploy --fail-level WARNING` passes).
-# Each flag is on when DEBUG is false and off in development; the env var of the same name overrides it.
+# Production security (deploy/; `HEARTS_ENV=production ... manage.py check --deploy --fail-level WARNING`
+# passes). Each flag is on in production and off in development; the env var of the same name overrides it.
 # Behind a proxy that terminates TLS, keep SECURE_SSL_REDIRECT on: the proxy's X-Forwarded-Proto marks
 # requests secure (SECURE_PROXY_SSL_HEADER; the proxy must set or strip that header), and the probes
 # are exempt, so kubelet and compose health checks work over plain HTTP inside the cluster (and so is
 # /metrics, scraped pod by pod; it guards itself: games.metrics._allowed).
-_SECURE = not DEBUG
+_SECURE = PRODUCTION
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=_SECURE)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = (
@@ -154,6 +165,7 @@ CORS_ALLOW_HEADERS = (
 )
 CORS_EXPOSE_HEADERS = ("Idempotent-Replayed", "Retry-After", "X-Request-ID")
 CORS_ALLOW_CREDENTIALS = False
+CSRF_FAILURE_VIEW = "hearts_service.views.csrf_failure"
 # Request bodies: every API body is small JSON (a pass is three cards).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(64 * 1024)))
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
@@ -177,8 +189,8 @@ WEBHOOK_REQUEUE_AFTER = float(os.environ.get("WEBHOOK_REQUEUE_AFTER", "60"))  # 
 WEBHOOK_CLOCK_SKEW = 1.0  # a task on a machine whose clock is behind still finds its delivery due
 WEBHOOK_LOG_ATTEMPTS = 20  # attempts kept on each delivery
 WEBHOOK_MAX_PER_APP = int(os.environ.get("WEBHOOK_MAX_PER_APP", "20"))
-# Private, loopback and link-local addresses are refused unless allowed (by default only with DEBUG).
-WEBHOOK_ALLOW_PRIVATE_HOSTS = env_bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=DEBUG)
+# Private, loopback and link-local addresses are refused unless allowed (by default only in development).
+WEBHOOK_ALLOW_PRIVATE_HOSTS = env_bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=not PRODUCTION)
 WEBHOOK_PROXY = os.environ.get("WEBHOOK_PROXY", "")  # an egress proxy URL for webhook sends, if any
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds at most one task
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
@@ -210,7 +222,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["games.api.auth.BearerAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["games.api.auth.IsPrincipal"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["games.api.parsing.StrictJSONParser"],
     "EXCEPTION_HANDLER": "games.api.errors.handle",
     "DEFAULT_THROTTLE_CLASSES": ["games.api.auth.RateLimit"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -225,6 +237,8 @@ SPECTACULAR_SETTINGS = {
     "body is {code, detail, ...}; the codes are stable and shared with the rules engine.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # games/api/urls.py: ids are 1 to 18 digits (always within the 64-bit id columns).
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "bots.LEVELS"},
     "POSTPROCESSING_HOOKS": [
@@ -236,13 +250,13 @@ SPECTACULAR_SETTINGS = {
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 
 # -- Observability (hearts_service/observability.py, games/metrics.py; README "Observe") --------
-# LOG_FORMAT: "json" (one object per line; the default in production) or "text" (the default with DEBUG).
-LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json").lower()
+# LOG_FORMAT: "json" (one object per line; the default in production) or "text" (the development default).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "json" if PRODUCTION else "text").lower()
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured("LOG_FORMAT must be json or text.")
 # SQL statements carry table states (every hand): logged at DEBUG only when LOG_SQL is set too.
 LOG_SQL = env_bool("LOG_SQL", default=False)
-# /metrics without DEBUG: with METRICS_TOKEN, only `Authorization: Bearer <METRICS_TOKEN>`;
+# /metrics in production: with METRICS_TOKEN, only `Authorization: Bearer <METRICS_TOKEN>`;
 # without it, only direct (unproxied) requests from private or loopback addresses.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 

@@ -1,12 +1,12 @@
 """URL routes for the whole service; each app's API is mounted here under its own prefix."""
 
 from django.contrib import admin
-from django.urls import URLPattern, URLResolver, include, path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from games.graphql.view import HeartsGraphQLView
 from games.metrics import metrics_view
-from hearts_service.views import healthz, readyz
+from hearts_service.views import healthz, not_found, readyz
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
@@ -16,7 +16,9 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("games.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("graphql/", HeartsGraphQLView.as_view(), name="graphql"),
+    path("graphql", HeartsGraphQLView.as_view()),  # no redirect: a POST must not lose its body
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    re_path(r"^api/", not_found),  # every other /api/ path: the API's JSON 404, DEBUG or not
     path("play/", include("hearts_service.web")),  # the reference web client (web/)
 ]
 

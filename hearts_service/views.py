@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connections
 from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from hearts_service.limits import too_large
 
@@ -64,6 +65,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
     )
 
 
+@csrf_exempt  # also routed for unknown /api/ paths, whatever the method
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     """JSON 404 for any URL without a route, in the API's one error shape."""
     return JsonResponse({"code": "not_found", "detail": "no such resource"}, status=404)
@@ -79,3 +81,9 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Jso
     if isinstance(exception, RequestDataTooBig):
         return too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0)
     return JsonResponse({"code": "malformed_request", "detail": "bad request"}, status=400)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> JsonResponse:
+    """JSON 403 for a cookie-authenticated form without its CSRF token (only the admin uses
+    cookies; the API authenticates with bearer tokens and is exempt)."""
+    return JsonResponse({"code": "csrf_failed", "detail": "CSRF verification failed"}, status=403)

@@ -134,6 +134,7 @@ def test_compose_file_passes_docker_compose_config(tmp_path: Path) -> None:
     assert web_env["DATABASE_URL"].endswith("@postgres:5432/hearts")
     assert web_env["REDIS_URL"] == "redis://redis:6379/0"
     assert web_env["DEBUG"] == "false"
+    assert web_env["HEARTS_ENV"] == "production"
 
 
 def test_compose_refuses_to_start_without_the_database_password(tmp_path: Path) -> None:
@@ -259,7 +260,7 @@ def test_env_example_documents_what_compose_needs() -> None:
     for key in re.findall(r"\$\{([A-Z_]+)", COMPOSE.read_text()):
         if key != "HEARTS_IMAGE":  # the image tag to run, only for those who push their own
             assert key in keys, key
-    assert {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"} <= keys
+    assert {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "HEARTS_ENV"} <= keys
     # The container health checks send Host: localhost, so it must stay an allowed host.
     [hosts] = [line.split("=", 1)[1] for line in example.splitlines() if line.startswith("ALLOWED_HOSTS=")]
     assert "localhost" in hosts.split(",")
@@ -360,6 +361,7 @@ def production_env(**overrides: str) -> dict[str, str]:
         if not key.startswith(("SECURE_", "SESSION_", "CSRF_")) and key not in ("DEBUG", "SECRET_KEY")
     }
     env.update(
+        HEARTS_ENV="production",
         DEBUG="false",
         SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="example.com",

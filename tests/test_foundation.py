@@ -20,6 +20,7 @@ SETTINGS_ENV_VARS = (
     "REDIS_URL",
     "SECRET_KEY",
     "DEBUG",
+    "HEARTS_ENV",
     "ALLOWED_HOSTS",
     "CONN_MAX_AGE",
     "LOG_LEVEL",
@@ -35,6 +36,7 @@ db = settings.DATABASES["default"]
 cache = settings.CACHES["default"]
 print(json.dumps({
     "DEBUG": settings.DEBUG,
+    "PRODUCTION": settings.PRODUCTION,
     "SECRET_KEY": settings.SECRET_KEY,
     "ALLOWED_HOSTS": settings.ALLOWED_HOSTS,
     "DB_ENGINE": db["ENGINE"],
@@ -104,7 +106,8 @@ def test_env_list_uses_the_default_only_when_unset() -> None:
 
 def test_with_nothing_set_the_service_runs_on_sqlite_without_redis() -> None:
     values = settings_values()
-    assert values["DEBUG"] is True
+    assert values["DEBUG"] is False  # no debug page unless a developer asks with DEBUG=true
+    assert values["PRODUCTION"] is False
     assert values["SECRET_KEY"]
     assert values["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]", "testserver"]
     assert values["DB_ENGINE"] == "django.db.backends.sqlite3"
@@ -125,11 +128,13 @@ def test_database_and_redis_urls_switch_the_service_to_postgres_and_redis() -> N
         REDIS_URL="redis://cache.example:6380/2",
         CONN_MAX_AGE="60",
         SECRET_KEY="production-key",
+        HEARTS_ENV="production",
         DEBUG="Off",
         ALLOWED_HOSTS="hearts.example, api.hearts.example",
         LOG_LEVEL="warning",
     )
     assert values["DEBUG"] is False
+    assert values["PRODUCTION"] is True
     assert values["SECRET_KEY"] == "production-key"
     assert values["ALLOWED_HOSTS"] == ["hearts.example", "api.hearts.example"]
     assert values["DB_ENGINE"] == "django.db.backends.postgresql"
@@ -146,11 +151,17 @@ def test_database_and_redis_urls_switch_the_service_to_postgres_and_redis() -> N
     assert values["LOG_LEVEL"] == "WARNING"
 
 
-def test_secret_key_is_required_when_debug_is_off() -> None:
-    result = load_settings(DEBUG="false")
+def test_secret_key_is_required_in_production() -> None:
+    result = load_settings(HEARTS_ENV="production")
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
     assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_debug_pages_are_refused_in_production_and_off_unless_asked() -> None:
+    result = load_settings(HEARTS_ENV="production", SECRET_KEY="k" * 50, DEBUG="true")
+    assert result.returncode != 0 and "DEBUG must stay off" in result.stderr
+    assert settings_values(DEBUG="true")["DEBUG"] is True
 
 
 def test_django_system_checks_pass(capsys: pytest.CaptureFixture[str]) -> None:

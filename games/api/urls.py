@@ -1,38 +1,57 @@
 """Routes of the REST API, mounted at /api/v1/."""
 
-from django.urls import path
+from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
 from games import streams
 from games.api import views, webhooks
+from hearts_service.views import not_found
+
+
+class IdConverter:
+    """A row id: 1 to 18 digits, so it always fits the 64-bit id columns (a longer number, a sign
+    or a letter matches no route and is a JSON 404, never a failed query)."""
+
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("guests", views.GuestsView.as_view()),
     path("players", views.PlayersView.as_view()),
-    path("players/<int:player_id>/tokens", views.PlayerTokensView.as_view()),
+    path("players/<id:player_id>/tokens", views.PlayerTokensView.as_view()),
     path("tokens/revoke", views.TokenRevokeView.as_view()),
     path("tables", views.TablesView.as_view()),
-    path("tables/<int:table_id>", views.TableView.as_view()),
-    path("tables/<int:table_id>/join", views.JoinView.as_view()),
-    path("tables/<int:table_id>/leave", views.LeaveView.as_view()),
-    path("tables/<int:table_id>/bots", views.BotsView.as_view()),
-    path("tables/<int:table_id>/start", views.StartView.as_view()),
-    path("tables/<int:table_id>/abandon", views.AbandonView.as_view()),
-    path("tables/<int:table_id>/actions", views.ActionsView.as_view()),
-    path("tables/<int:table_id>/back", views.BackView.as_view()),
-    path("tables/<int:table_id>/scoresheet", views.ScoresheetView.as_view()),
-    path("tables/<int:table_id>/moves", views.MovesView.as_view()),
-    path("tables/<int:table_id>/events", views.EventsView.as_view()),
-    path("tables/<int:table_id>/stream", csrf_exempt(streams.table_stream)),
+    path("tables/<id:table_id>", views.TableView.as_view()),
+    path("tables/<id:table_id>/join", views.JoinView.as_view()),
+    path("tables/<id:table_id>/leave", views.LeaveView.as_view()),
+    path("tables/<id:table_id>/bots", views.BotsView.as_view()),
+    path("tables/<id:table_id>/start", views.StartView.as_view()),
+    path("tables/<id:table_id>/abandon", views.AbandonView.as_view()),
+    path("tables/<id:table_id>/actions", views.ActionsView.as_view()),
+    path("tables/<id:table_id>/back", views.BackView.as_view()),
+    path("tables/<id:table_id>/scoresheet", views.ScoresheetView.as_view()),
+    path("tables/<id:table_id>/moves", views.MovesView.as_view()),
+    path("tables/<id:table_id>/events", views.EventsView.as_view()),
+    path("tables/<id:table_id>/stream", csrf_exempt(streams.table_stream)),
     path("me/stream", csrf_exempt(streams.player_stream)),
-    path("tables/<int:table_id>/hands", views.HandsView.as_view()),
-    path("tables/<int:table_id>/hands/<int:number>", views.HandView.as_view()),
+    path("tables/<id:table_id>/hands", views.HandsView.as_view()),
+    path("tables/<id:table_id>/hands/<id:number>", views.HandView.as_view()),
     path("webhooks", webhooks.WebhooksView.as_view()),
-    path("webhooks/<int:webhook_id>", webhooks.WebhookView.as_view()),
-    path("webhooks/<int:webhook_id>/secret", webhooks.WebhookSecretView.as_view()),
-    path("webhooks/<int:webhook_id>/deliveries", webhooks.DeliveriesView.as_view()),
-    path("webhooks/<int:webhook_id>/deliveries/<uuid:delivery_id>", webhooks.DeliveryView.as_view()),
+    path("webhooks/<id:webhook_id>", webhooks.WebhookView.as_view()),
+    path("webhooks/<id:webhook_id>/secret", webhooks.WebhookSecretView.as_view()),
+    path("webhooks/<id:webhook_id>/deliveries", webhooks.DeliveriesView.as_view()),
+    path("webhooks/<id:webhook_id>/deliveries/<uuid:delivery_id>", webhooks.DeliveryView.as_view()),
     path(
-        "webhooks/<int:webhook_id>/deliveries/<uuid:delivery_id>/redeliver", webhooks.RedeliverView.as_view()
+        "webhooks/<id:webhook_id>/deliveries/<uuid:delivery_id>/redeliver", webhooks.RedeliverView.as_view()
     ),
+    # Anything else under /api/ is a JSON 404 in the API's error shape, even with DEBUG on.
+    re_path(r"^.*$", not_found),
 ]

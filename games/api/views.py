@@ -13,7 +13,6 @@ from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,20 +23,40 @@ from games import accounts, reads, services
 from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
+from games.api.pagination import CheckedCursorPagination
+from games.api.parsing import (
+    EmptyIn,
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    StrictSerializer,
+    VersionedIn,
+    validated,
+)
 from games.models import Player, Table
 from games.services import ServiceError
 
 
-class ActionIn(serializers.Serializer):
-    """A seat's action: a pass, a play or a moon choice (card notation as in RULES.md)."""
+class ActionIn(StrictSerializer):
+    """A seat's action: a pass, a play or a moon choice (card notation as in docs/rules.md)."""
 
-    type = serializers.ChoiceField(choices=["pass", "play", "moon"])
-    card = serializers.CharField(required=False, help_text="play: one card, like QS or 10H")
+    type = StrictCharField(max_length=16, help_text="pass, play or moon (another: 400 invalid_action)")
+    card = StrictCharField(required=False, max_length=8, help_text="play: one card, like QS or 10H")
     cards = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="pass: three cards"
+        child=StrictCharField(max_length=8), required=False, max_length=8, help_text="pass: three cards"
     )
-    choice = serializers.ChoiceField(choices=["subtract", "add"], required=False, help_text="moon choice")
-    expected_version = serializers.IntegerField(required=False)
+    choice = StrictChoiceField(choices=["subtract", "add"], required=False, help_text="moon choice")
+    expected_version = StrictIntegerField(required=False, min_value=0)
+
+    FIELDS_OF_TYPE = {"play": "card", "pass": "cards", "moon": "choice"}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """A field of another action type is refused (a play carries no `cards`)."""
+        own = self.FIELDS_OF_TYPE.get(attrs["type"])  # an unknown type: the engine's invalid_action
+        for other in self.FIELDS_OF_TYPE.values():
+            if own is not None and other != own and other in attrs:
+                raise serializers.ValidationError({other: [f"not part of a {attrs['type']} action"]})
+        return attrs
 
 
 _ERRORS = dict.fromkeys((400, 401, 404, 409, 422), schemas.ErrorOut)
@@ -75,28 +94,23 @@ def _principal(request: Request) -> Principal:
     return user
 
 
-def _expected_version(request: Request) -> int | None:
-    """The version the client saw: the If-Match header, else an `expected_version` field."""
+def _expected_version(request: Request, body: dict[str, Any] | None = None) -> int | None:
+    """The version the client saw: the If-Match header, else the body's `expected_version`."""
     raw = request.headers.get("If-Match")
-    if raw is None and isinstance(request.data, dict):
-        raw = request.data.get("expected_version")
-    if raw is None or raw == "":
-        return None
-    try:
-        return int(str(raw).strip().strip('"'))
-    except ValueError as exc:
+    if raw is None:
+        return (body or {}).get("expected_version")
+    text = raw.strip().removeprefix("W/").strip('"')
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
         msg = "If-Match / expected_version must be a version number"
-        raise ServiceError("invalid_version", msg, kind="malformed") from exc
+        raise ServiceError("invalid_version", msg, kind="malformed")
+    return int(text)
 
 
 def _after(request: Request) -> int:
-    try:
-        after = int(request.query_params.get("after", "0"))
-    except ValueError:
-        after = -1
-    if after < 0:
+    raw = request.query_params.get("after", "0")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
         raise ServiceError("invalid_after", "after must be a sequence number (0 or more)", kind="malformed")
-    return after
+    return int(raw)
 
 
 def _idempotency(request: Request, principal: Principal, status: int) -> services.Idempotency | None:
@@ -139,14 +153,13 @@ class GuestsView(APIView):
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
 
-    class GuestIn(serializers.Serializer):
-        name = serializers.CharField(max_length=64)
+    class GuestIn(StrictSerializer):
+        name = StrictCharField(max_length=64)
 
     @documented(ok=schemas.PlayerTokenOut, request=GuestIn, status=201)
     def post(self, request: Request) -> Response:
-        data = self.GuestIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        player, token = accounts.player_create(app=None, name=data.validated_data["name"])
+        data = validated(self.GuestIn, request.data)
+        player, token = accounts.player_create(app=None, name=data["name"])
         return Response({"player": schemas.PlayerOut(player).data, "token": token}, status=201)
 
 
@@ -155,18 +168,17 @@ class PlayersView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class PlayerIn(serializers.Serializer):
-        name = serializers.CharField(max_length=64)
-        external_id = serializers.CharField(max_length=128, required=False, default="")
+    class PlayerIn(StrictSerializer):
+        name = StrictCharField(max_length=64)
+        external_id = StrictCharField(max_length=128, required=False, default="", allow_blank=True)
 
     @documented(ok=schemas.PlayerTokenOut, request=PlayerIn, status=201)
     def post(self, request: Request) -> Response:
         principal = _principal(request)
         if not principal.is_app:
             raise ServiceError("app_key_required", "only an app key can create players", kind="rules")
-        data = self.PlayerIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        player, token = accounts.player_create(app=principal.app, **data.validated_data)
+        data = validated(self.PlayerIn, request.data)
+        player, token = accounts.player_create(app=principal.app, **data)
         return Response({"player": schemas.PlayerOut(player).data, "token": token}, status=201)
 
 
@@ -175,9 +187,10 @@ class PlayerTokensView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.TokenOut, status=201)
+    @documented(ok=schemas.TokenOut, request=EmptyIn, status=201)
     def post(self, request: Request, player_id: int) -> Response:
         principal = _principal(request)
+        validated(EmptyIn, request.data)
         player = Player.objects.filter(pk=player_id, app=principal.app).first() if principal.is_app else None
         if player is None:
             raise ServiceError("not_found", "no such player", kind="not_found")
@@ -189,15 +202,16 @@ class TokenRevokeView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=None, status=204)
+    @documented(ok=None, request=EmptyIn, status=204)
     def post(self, request: Request) -> Response:
+        validated(EmptyIn, request.data)
         secret = request.headers.get("Authorization", "").partition(" ")[2].strip()
         if not accounts.token_revoke(token=secret):
             raise ServiceError("not_a_player_token", "only a player token can be revoked here", kind="rules")
         return Response(status=204)
 
 
-class TablePagination(CursorPagination):
+class TablePagination(CheckedCursorPagination):
     ordering = "-created_at"
     page_size = 20
 
@@ -207,10 +221,12 @@ class TablesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class TableIn(serializers.Serializer):
-        options = serializers.DictField(required=False, default=dict, help_text="Engine options (RULES.md)")
+    class TableIn(StrictSerializer):
+        options = serializers.DictField(
+            required=False, default=dict, help_text="Engine options (docs/rules.md)"
+        )
         bots = serializers.DictField(
-            child=serializers.CharField(max_length=32),
+            child=StrictCharField(max_length=32),
             required=False,
             default=dict,
             help_text='Seats to fill with bots at once, e.g. {"1": "basic", "2": "strong"}',
@@ -260,22 +276,20 @@ class TablesView(APIView):
     @documented(ok=schemas.TableOut, request=TableIn, status=201, params=[_IDEMPOTENCY])
     def post(self, request: Request) -> HttpResponseBase:
         principal = _principal(request)
-        data = self.TableIn(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.TableIn, request.data)
         bots: dict[int, str] = {}
-        for key, level in data.validated_data["bots"].items():
-            try:
-                bots[int(key)] = level
-            except ValueError as exc:
+        for key, level in data["bots"].items():
+            if not (key.isascii() and key.isdigit() and len(key) <= 2):
                 raise ServiceError(
-                    "invalid_seat", f"bot seat {key!r} is not a number", kind="malformed"
-                ) from exc
+                    "invalid_seat", f"bot seat {key[:20]!r} is not a seat number", kind="malformed"
+                )
+            bots[int(key)] = level
         return answer(
             request,
             lambda idem: services.table_create(
-                options=data.validated_data["options"],
+                options=data["options"],
                 bots=bots,
-                clocks=data.validated_data["clocks"],
+                clocks=data["clocks"],
                 app=principal.app,
                 idempotency=idem,
             ),
@@ -318,22 +332,21 @@ class _PlayerAction(APIView):
 class JoinView(_PlayerAction):
     """POST /tables/{id}/join {position?}: take a seat; the game starts when the table is full."""
 
-    class JoinIn(serializers.Serializer):
-        position = serializers.IntegerField(required=False, min_value=0, max_value=9)
+    class JoinIn(VersionedIn):
+        position = StrictIntegerField(required=False, min_value=0, max_value=9)
 
     @documented(ok=schemas.TableOut, request=JoinIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
-        data = self.JoinIn(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.JoinIn, request.data)
         return answer(
             request,
             lambda idem: services.seat_join(
                 table_id=table_id,
                 player=player,
-                position=data.validated_data.get("position"),
-                expected_version=_expected_version(request),
+                position=data.get("position"),
+                expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,
             ),
@@ -343,16 +356,17 @@ class JoinView(_PlayerAction):
 class LeaveView(_PlayerAction):
     """POST /tables/{id}/leave: give up your seat before the game starts."""
 
-    @documented(ok=schemas.TableOut, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=VersionedIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
+        data = validated(VersionedIn, request.data)
         return answer(
             request,
             lambda idem: services.seat_leave(
                 table_id=table_id,
                 player=player,
-                expected_version=_expected_version(request),
+                expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,
             ),
@@ -365,22 +379,21 @@ class BotsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class BotIn(serializers.Serializer):
-        level = serializers.ChoiceField(choices=list(LEVELS), required=False, default="basic")
-        position = serializers.IntegerField(required=False, min_value=0, max_value=9)
+    class BotIn(VersionedIn):
+        level = StrictChoiceField(choices=list(LEVELS), required=False, default="basic")
+        position = StrictIntegerField(required=False, min_value=0, max_value=9)
 
     @documented(ok=schemas.TableOut, request=BotIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
-        data = self.BotIn(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.BotIn, request.data)
         return answer(
             request,
             lambda idem: services.bot_add(
                 table_id=table_id,
-                level=data.validated_data["level"],
-                position=data.validated_data.get("position"),
-                expected_version=_expected_version(request),
+                level=data["level"],
+                position=data.get("position"),
+                expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,
             ),
@@ -393,21 +406,20 @@ class StartView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    class StartIn(serializers.Serializer):
-        fill_with = serializers.ChoiceField(choices=list(LEVELS), required=False, default="basic")
+    class StartIn(VersionedIn):
+        fill_with = StrictChoiceField(choices=list(LEVELS), required=False, default="basic")
 
     @documented(ok=schemas.TableOut, request=StartIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
-        data = self.StartIn(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(self.StartIn, request.data)
         return answer(
             request,
             lambda idem: services.table_start(
                 table_id=table_id,
-                fill_with=data.validated_data["fill_with"],
+                fill_with=data["fill_with"],
                 player=principal.player,
-                expected_version=_expected_version(request),
+                expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,
             ),
@@ -419,16 +431,17 @@ class AbandonView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.TableOut, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=VersionedIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         if not principal.is_app:
             raise ServiceError("app_key_required", "only the table's app can abandon it", kind="rules")
+        data = validated(VersionedIn, request.data)
         return answer(
             request,
             lambda idem: services.table_abandon(
                 table_id=table_id,
-                expected_version=_expected_version(request),
+                expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,
             ),
@@ -439,10 +452,11 @@ class BackView(_PlayerAction):
     """POST /tables/{id}/back: "I'm back". A seat marked away after timeouts is yours again (any
     action of yours does the same); nothing changes when it was not away."""
 
-    @documented(ok=schemas.TableOut, params=[_IDEMPOTENCY])
+    @documented(ok=schemas.TableOut, request=EmptyIn, params=[_IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
+        validated(EmptyIn, request.data)
         return answer(
             request,
             lambda idem: services.seat_back(
@@ -465,6 +479,7 @@ class ActionsView(_PlayerAction):
         player = self.player(request)
         if not isinstance(request.data, dict):
             raise ServiceError("invalid_action", "an action is a JSON object with a 'type'", kind="malformed")
+        data = validated(ActionIn, request.data)
         action = {k: v for k, v in request.data.items() if k != "expected_version"}
         return answer(
             request,
@@ -472,7 +487,7 @@ class ActionsView(_PlayerAction):
                 table_id=table_id,
                 player=player,
                 action=action,
-                expected_version=_expected_version(request),
+                expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,
             ),

@@ -13,7 +13,6 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +20,8 @@ from rest_framework.views import APIView
 from games import reads, webhooks
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
+from games.api.pagination import CheckedCursorPagination
+from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
 from games.api.views import documented
 from games.models import App, WebhookDelivery, WebhookEndpoint
 from games.services import ServiceError
@@ -30,22 +31,34 @@ F = serializers
 # -- schemas --------------------------------------------------------------------------------
 
 
-class WebhookIn(F.Serializer):
-    url = F.CharField(help_text="Where deliveries are POSTed: an absolute http or https URL")
+class WebhookIn(StrictSerializer):
+    url = StrictCharField(
+        max_length=2000, help_text="Where deliveries are POSTed: an absolute http or https URL"
+    )
     event_types = F.ListField(
-        child=F.CharField(),
+        child=StrictCharField(max_length=64),
+        max_length=100,
         required=False,
         default=["*"],
         help_text='Public event types to receive (see the README), or ["*"] for all of them',
     )
-    description = F.CharField(max_length=200, required=False, default="", allow_blank=True)
+    description = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
 
 
-class WebhookPatchIn(F.Serializer):
-    url = F.CharField(required=False)
-    event_types = F.ListField(child=F.CharField(), required=False)
-    description = F.CharField(max_length=200, required=False, allow_blank=True)
-    active = F.BooleanField(required=False, help_text="false: no new deliveries; pending ones fail")
+class StrictBooleanField(F.BooleanField):
+    """true or false, and only those (no "yes", no 1)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class WebhookPatchIn(StrictSerializer):
+    url = StrictCharField(max_length=2000, required=False)
+    event_types = F.ListField(child=StrictCharField(max_length=64), max_length=100, required=False)
+    description = StrictCharField(max_length=200, required=False, allow_blank=True)
+    active = StrictBooleanField(required=False, help_text="false: no new deliveries; pending ones fail")
 
 
 class WebhookOut(F.Serializer):
@@ -175,9 +188,8 @@ class WebhooksView(APIView):
     @documented(ok=WebhookSecretOut, request=WebhookIn, status=201)
     def post(self, request: Request) -> Response:
         app = _app(request)
-        data = WebhookIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        endpoint, secret = webhooks.endpoint_create(app=app, **data.validated_data)
+        data = validated(WebhookIn, request.data)
+        endpoint, secret = webhooks.endpoint_create(app=app, **data)
         return Response({**webhook_body(endpoint), "secret": secret}, status=201)
 
 
@@ -194,9 +206,8 @@ class WebhookView(APIView):
     @documented(ok=WebhookOut, request=WebhookPatchIn)
     def patch(self, request: Request, webhook_id: int) -> Response:
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
-        data = WebhookPatchIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        return Response(webhook_body(webhooks.endpoint_update(endpoint, data.validated_data)))
+        data = validated(WebhookPatchIn, request.data)
+        return Response(webhook_body(webhooks.endpoint_update(endpoint, data)))
 
     @documented(ok=None, status=204)
     def delete(self, request: Request, webhook_id: int) -> Response:
@@ -209,14 +220,15 @@ class WebhookSecretView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=WebhookSecretOut)
+    @documented(ok=WebhookSecretOut, request=EmptyIn)
     def post(self, request: Request, webhook_id: int) -> Response:
+        validated(EmptyIn, request.data)
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
         secret = webhooks.secret_rotate(endpoint)
         return Response({**webhook_body(endpoint), "secret": secret})
 
 
-class DeliveryPagination(CursorPagination):
+class DeliveryPagination(CheckedCursorPagination):
     ordering = "-pk"  # newest first
     page_size = 20
 
@@ -269,7 +281,8 @@ class RedeliverView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=DeliveryOut, status=202)
+    @documented(ok=DeliveryOut, request=EmptyIn, status=202)
     def post(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
+        validated(EmptyIn, request.data)
         delivery = webhooks.redeliver(_delivery(_app(request), webhook_id, delivery_id))
         return Response(delivery_body(delivery), status=202)

@@ -149,6 +149,9 @@ class Hand(graphene.ObjectType):
     moves = graphene.List(graphene.NonNull(Move))
 
 
+PAGE = 100  # moves (or the events of moves) answered when `first` is not given
+
+
 @dataclass
 class TableRef:
     """A table as one principal sees it. `body` is the REST table body (computed on first use,
@@ -190,8 +193,19 @@ class Table(graphene.ObjectType):
     your_seat = graphene.Int()
     game = graphene.Field(Game)
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
-    moves = graphene.List(graphene.NonNull(Move), required=True, after=graphene.Int(default_value=0))
-    events = graphene.Field(EventsPage, required=True, after=graphene.Int(default_value=0))
+    moves = graphene.List(
+        graphene.NonNull(Move),
+        required=True,
+        after=graphene.Int(default_value=0),
+        first=graphene.Int(default_value=PAGE, description=f"At most {reads.PAGE} moves"),
+        description="The moves after sequence `after`, oldest first (a page: ask again after the last)",
+    )
+    events = graphene.Field(
+        EventsPage,
+        required=True,
+        after=graphene.Int(default_value=0),
+        first=graphene.Int(default_value=PAGE, description=f"The events of at most {reads.PAGE} moves"),
+    )
     hands = graphene.List(graphene.NonNull(Hand), required=True)
     hand = graphene.Field(Hand, number=graphene.Int(required=True))
 
@@ -199,11 +213,11 @@ class Table(graphene.ObjectType):
         game = ref.view()["game"]
         return game["scoresheet"] if game else []
 
-    def resolve_moves(ref: TableRef, info: Any, after: int) -> Any:
-        return reads.moves_after(ref.table(), ref.principal, _after(after))["moves"]
+    def resolve_moves(ref: TableRef, info: Any, after: int, first: int) -> Any:
+        return reads.moves_after(ref.table(), ref.principal, _after(after), _first(first))["moves"]
 
-    def resolve_events(ref: TableRef, info: Any, after: int) -> Any:
-        page = reads.events_after(ref.table(), ref.principal, _after(after))
+    def resolve_events(ref: TableRef, info: Any, after: int, first: int) -> Any:
+        page = reads.events_after(ref.table(), ref.principal, _after(after), _first(first))
         return EventsPage(
             events=[Event.from_dict(e) for e in page["events"]], version=page["version"], more=page["more"]
         )
@@ -216,6 +230,12 @@ class Table(graphene.ObjectType):
             return reads.hand_replay(ref.table(), ref.principal, number)
         except ServiceError:
             return None
+
+
+def _first(first: int) -> int:
+    if not 1 <= first <= reads.PAGE:
+        raise ServiceError("invalid_filter", f"first must be 1 to {reads.PAGE}", kind="malformed")
+    return first
 
 
 def _after(after: int) -> int:

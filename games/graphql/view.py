@@ -1,25 +1,85 @@
-"""The /graphql/ endpoint: bearer authentication, depth and cost limits, coded errors."""
+"""The /graphql/ endpoint: bearer authentication, strict request parsing, limits, per-operation rate
+limits and coded errors.
+
+Every answer is `{"data"?, "errors"?}` and every error carries `extensions.code`. A client's
+mistake is a 400 with its own code (never `internal_error`): `malformed_request` (not JSON, too
+deeply nested), `invalid_request` (not an object with a string `query`: a batch, null, a number),
+`invalid_query` (syntax, unknown fields, unknown operation), `query_too_deep`,
+`query_too_complex`, `too_many_aliases`, `invalid_variables` (a variable of the wrong type), 405
+`method_not_allowed` (a mutation sent with GET), 415 `unsupported_media_type`.
+
+Rate limits count each root field executed (every alias of `createGuest` is one guest created,
+counted as one), so no request can do more than the caller's remaining allowance; a request that
+executes no root field counts once, as a REST request does (and is a 429 when the caller is
+over a limit already). A player's pass, play or moon choice
+at their own table on their turn is never limited.
+"""
 
 from __future__ import annotations
 
-import json
+import logging
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from graphene_django.views import GraphQLView
-from graphql import GraphQLError, OperationType, parse, specified_rules
+from graphql import (
+    ExecutionResult,
+    GraphQLError,
+    OperationType,
+    execute,
+    get_operation_ast,
+    parse,
+    specified_rules,
+    validate,
+)
 from graphql.error import GraphQLSyntaxError
-from graphql.language import IntValueNode, OperationDefinitionNode, VariableNode
+from graphql.execution.values import get_variable_values
 
 from games import metrics, ratelimit
-from games.accounts import authenticate
+from games.accounts import Principal, authenticate
 from games.graphql.limits import limits_rule
 from games.services import ServiceError
+from hearts_service import jsonbody
+
+log = logging.getLogger(__name__)
 
 MAX_DEPTH = 12
 MAX_COST = 10_000
+MAX_ERRORS = 20  # validation errors answered at most
+_ACTIONS = frozenset({"passCards", "playCard", "chooseMoon"})
+
+
+class Refused(Exception):
+    """A request refused before it runs: answered `{"errors": [...]}` with this status."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+class RootFieldLimits:
+    """graphql-core middleware: each root field executed counts once against the caller's rate
+    limits (the address for a caller without a bearer), except a player's own-turn action."""
+
+    def resolve(self, next_: Any, root: Any, info: Any, **args: Any) -> Any:
+        if info.path.prev is None:  # a root field
+            request = info.context
+            principal: Principal | None = getattr(request, "principal", None)
+            request.operations_counted = getattr(request, "operations_counted", 0) + 1
+            if principal is None:
+                ratelimit.check_address(ratelimit.client_address(request.META))
+            elif not _own_turn_action(principal, info.field_name, args):
+                ratelimit.check_principal(principal)
+        return next_(root, info, **args)
+
+
+def _own_turn_action(principal: Principal, field: str, args: dict[str, Any]) -> bool:
+    if field not in _ACTIONS or principal.player is None:
+        return False
+    table_id = args.get("table_id", args.get("tableId"))
+    return isinstance(table_id, int) and ratelimit.in_turn(principal, table_id)
 
 
 @method_decorator(csrf_exempt, name="dispatch")  # bearer tokens, never cookies: no CSRF to guard
@@ -33,40 +93,127 @@ class HeartsGraphQLView(GraphQLView):
     validation_rules = (*specified_rules, limits_rule(MAX_DEPTH, MAX_COST))
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        header = request.headers.get("Authorization", "")
         request.principal = None  # type: ignore[attr-defined]
-        if header:
-            scheme, _, secret = header.partition(" ")
-            principal = authenticate(secret.strip()) if scheme.lower() == "bearer" else None
-            if principal is None:
-                metrics.refused("authentication_failed", "graphql")
-                return JsonResponse(
-                    {
-                        "errors": [
-                            {
-                                "message": "unknown or revoked key or token",
-                                "extensions": {"code": "authentication_failed"},
-                            }
-                        ]
-                    },
-                    status=401,
-                )
-            request.principal = principal  # type: ignore[attr-defined]
-            request.bearer = secret.strip()  # type: ignore[attr-defined]
         try:
-            if request.principal is None:  # type: ignore[attr-defined]
-                if request.method == "POST":  # createGuest
-                    ratelimit.check_address(ratelimit.client_address(request.META))
-            elif not _in_turn_action(request, request.principal):  # type: ignore[attr-defined]
-                ratelimit.check_principal(request.principal)  # type: ignore[attr-defined]
-        except ratelimit.RateLimited as exc:
-            body = exc.body()
-            metrics.refused(body["code"], "graphql")
-            error = {"message": body.pop("detail"), "extensions": body}
-            return JsonResponse(
-                {"errors": [error]}, status=429, headers={"Retry-After": str(exc.retry_after)}
-            )
-        return super().dispatch(request, *args, **kwargs)
+            self._authenticate(request)
+            if request.method not in ("GET", "POST"):
+                raise Refused(
+                    405, "method_not_allowed", "GraphQL takes GET (queries) and POST", {"Allow": "GET, POST"}
+                )
+            if request.method == "GET" and self.can_display_graphiql(request, {}):
+                return super().dispatch(request, *args, **kwargs)  # the GraphiQL page
+            query, variables, operation_name = self._params(request)
+            body, status, headers = self._run(request, query, variables, operation_name)
+        except Refused as exc:
+            body, status, headers = {"errors": [_coded(exc.message, exc.code)]}, exc.status, exc.headers
+        if not getattr(request, "operations_counted", 0) and status != 401:
+            try:
+                _charge_request(request)
+            except ratelimit.RateLimited as exc:  # over the limit already: that comes first, as in REST
+                error = HeartsGraphQLView.format_error(GraphQLError("", original_error=exc))
+                body, status, headers = {"errors": [error]}, 429, {"Retry-After": str(exc.retry_after)}
+        for error in body.get("errors", ()):
+            metrics.refused(error["extensions"]["code"], "graphql")
+        return JsonResponse(body, status=status, headers=headers)
+
+    # -- the request ----------------------------------------------------------------------
+
+    @staticmethod
+    def _authenticate(request: HttpRequest) -> None:
+        header = request.headers.get("Authorization", "")
+        if not header:
+            return
+        scheme, _, secret = header.partition(" ")
+        principal = authenticate(secret.strip()) if scheme.lower() == "bearer" else None
+        if principal is None:
+            raise Refused(401, "authentication_failed", "unknown or revoked key or token")
+        request.principal = principal  # type: ignore[attr-defined]
+        request.bearer = secret.strip()  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _params(request: HttpRequest) -> tuple[str, dict[str, Any] | None, str | None]:
+        """(query, variables, operationName) of a GET query string or a POST body, checked."""
+        if request.method == "GET":
+            data: Any = {k: request.GET.get(k) for k in ("query", "variables", "operationName")}
+            if data["variables"] is not None:
+                try:
+                    data["variables"] = jsonbody.loads(data["variables"])
+                except jsonbody.JSONBodyError as exc:
+                    raise Refused(400, "invalid_variables", f"variables: {exc.detail}") from exc
+        else:
+            kind = request.content_type
+            if kind == "application/graphql":
+                try:
+                    data = {"query": request.body.decode("utf-8")}
+                except UnicodeDecodeError as exc:
+                    raise Refused(400, "malformed_request", "the body is not UTF-8") from exc
+            elif kind == "application/json":
+                try:
+                    data = jsonbody.loads(request.body)
+                except jsonbody.JSONBodyError as exc:
+                    raise Refused(400, exc.code, exc.detail) from exc
+            else:
+                raise Refused(415, "unsupported_media_type", "send application/json (or application/graphql)")
+        if isinstance(data, list):
+            raise Refused(400, "invalid_request", "batched requests are not supported: send one object")
+        if not isinstance(data, dict):
+            raise Refused(400, "invalid_request", 'a GraphQL request is an object: {"query": "..."}')
+        query, variables, name = data.get("query"), data.get("variables"), data.get("operationName")
+        if not isinstance(query, str) or not query.strip():
+            raise Refused(400, "invalid_request", "query must be a non-empty string")
+        if variables is not None and not isinstance(variables, dict):
+            raise Refused(400, "invalid_variables", "variables must be an object")
+        if name is not None and not isinstance(name, str):
+            raise Refused(400, "invalid_request", "operationName must be a string")
+        return query, variables, name
+
+    def _run(
+        self, request: HttpRequest, query: str, variables: dict[str, Any] | None, operation_name: str | None
+    ) -> tuple[dict[str, Any], int, dict[str, str]]:
+        schema = self.schema.graphql_schema
+        try:
+            document = parse(query)
+            errors = validate(schema, document, self.validation_rules, max_errors=MAX_ERRORS)
+        except GraphQLSyntaxError as exc:
+            raise Refused(400, "invalid_query", exc.message) from exc
+        except RecursionError as exc:
+            raise Refused(400, "query_too_deep", f"the query is nested deeper than {MAX_DEPTH}") from exc
+        if errors:
+            return {"errors": [self.format_error(e) for e in errors]}, 400, {}
+        operation = get_operation_ast(document, operation_name)
+        if operation is None:
+            raise Refused(400, "invalid_query", "no such operation: name one with operationName")
+        if request.method == "GET" and operation.operation != OperationType.QUERY:
+            raise Refused(405, "method_not_allowed", "send mutations with POST", {"Allow": "POST"})
+        coerced = get_variable_values(
+            schema, operation.variable_definitions or (), variables or {}, max_errors=MAX_ERRORS
+        )
+        if isinstance(coerced, list):
+            return {"errors": [_coded(e.message, "invalid_variables") for e in coerced]}, 400, {}
+        result = execute(
+            schema,
+            document,
+            context_value=request,
+            variable_values=variables,
+            operation_name=operation_name,
+            middleware=[RootFieldLimits()],
+        )
+        assert isinstance(result, ExecutionResult)  # no async resolvers
+        return self._answer(result)
+
+    def _answer(self, result: ExecutionResult) -> tuple[dict[str, Any], int, dict[str, str]]:
+        body: dict[str, Any] = {"data": result.data}
+        if not result.errors:
+            return body, 200, {}
+        body["errors"] = [self.format_error(e) for e in result.errors]
+        limited = [
+            e.original_error for e in result.errors if isinstance(e.original_error, ratelimit.RateLimited)
+        ]
+        data = result.data or {}
+        if limited and all(value is None for value in data.values()):  # nothing ran: the limit refused it all
+            retry = max(exc.retry_after for exc in limited)
+            return body, 429, {"Retry-After": str(retry)}
+        return body, 200, {}
 
     @staticmethod
     def format_error(error: Exception) -> dict[str, Any]:
@@ -77,43 +224,28 @@ class HeartsGraphQLView(GraphQLView):
         if isinstance(original, ServiceError):
             extensions["code"] = original.code
             formatted["message"] = original.message
+        elif isinstance(original, ratelimit.RateLimited):
+            body = original.body()
+            formatted["message"] = body.pop("detail")
+            extensions.update(body)
         elif isinstance(error, GraphQLError) and original is None:
             extensions.setdefault("code", "invalid_query")
         else:
+            log.error("GraphQL resolver failed", exc_info=original or error)
             extensions["code"] = "internal_error"
             formatted["message"] = "internal error"
-        metrics.refused(extensions["code"], "graphql")
         return formatted
 
 
-_ACTIONS = {"passCards", "playCard", "chooseMoon"}
+def _coded(message: str, code: str) -> dict[str, Any]:
+    return {"message": message, "extensions": {"code": code}}
 
 
-def _in_turn_action(request: HttpRequest, principal: Any) -> bool:
-    """A document that is one pass, play or moon mutation by a player at their own table on
-    their turn: never rate limited, like the REST action."""
-    if request.method != "POST" or principal.player is None:
-        return False
-    try:
-        data = json.loads(request.body or b"{}")
-        document = parse(data["query"])
-    except (ValueError, KeyError, TypeError, GraphQLSyntaxError):
-        return False
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    if len(operations) != 1 or operations[0].operation != OperationType.MUTATION:
-        return False
-    fields = operations[0].selection_set.selections
-    field = fields[0] if len(fields) == 1 else None
-    if field is None or getattr(field, "name", None) is None or field.name.value not in _ACTIONS:
-        return False
-    argument = next((a.value for a in field.arguments if a.name.value == "tableId"), None)
-    if isinstance(argument, IntValueNode):
-        table_id: Any = argument.value
-    elif isinstance(argument, VariableNode):
-        table_id = (data.get("variables") or {}).get(argument.name.value)
+def _charge_request(request: HttpRequest) -> None:
+    """A request that ran no root field (refused, invalid) still counts once, as a REST request
+    does; RateLimited when the caller was over the limit already."""
+    principal: Principal | None = getattr(request, "principal", None)
+    if principal is None:
+        ratelimit.check_address(ratelimit.client_address(request.META))
     else:
-        return False
-    try:
-        return ratelimit.in_turn(principal, int(table_id))
-    except (TypeError, ValueError):
-        return False
+        ratelimit.check_principal(principal)

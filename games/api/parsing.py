@@ -1,0 +1,83 @@
+"""Strict request parsing for REST: the JSON parser and serializer fields that follow the schema exactly.
+
+DRF is lenient by default: a CharField turns `5` into `"5"`, an IntegerField accepts `"0"`, and a
+serializer ignores fields it does not know. Each of these hides a client's mistake, so here a
+string field takes only strings, an integer field only integers, and a body naming a field the
+operation does not have is refused (`invalid_input`, naming the field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework import exceptions, parsers, serializers
+
+from hearts_service import jsonbody
+
+
+class StrictJSONParser(parsers.JSONParser):
+    """JSON bodies through hearts_service.jsonbody: bounded nesting, no NaN, UTF-8 only."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            return jsonbody.loads(stream.read())
+        except jsonbody.JSONBodyError as exc:
+            raise exceptions.ParseError(exc.detail) from exc
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string (no number turned into text)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer, and only that (no "0", no true, no 1.0)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return int(super().to_internal_value(data))
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of the given strings, and only a string."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+class StrictSerializer(serializers.Serializer):
+    """A body that is an object with only the declared fields (an absent body counts as `{}`)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: ["this field is not part of the request"] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+class EmptyIn(StrictSerializer):
+    """An operation without a body: nothing, or `{}`."""
+
+
+class VersionedIn(StrictSerializer):
+    """An operation whose only input is the version the client saw (also the If-Match header)."""
+
+    expected_version = StrictIntegerField(required=False, min_value=0, help_text="The version you saw")
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """The validated body, or ValidationError (400 `invalid_input` naming the fields)."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
