@@ -98,10 +98,10 @@ class Idempotency:
     render: Callable[[Outcome], tuple[int, str]]
 
     def __post_init__(self) -> None:
-        if not 1 <= len(self.key) <= 128 or not self.key.isprintable():
+        if not 1 <= len(self.key) <= 128 or not (self.key.isascii() and self.key.isprintable()):
             raise ServiceError(
                 "invalid_idempotency_key",
-                "an idempotency key is 1 to 128 printable characters",
+                "an idempotency key is 1 to 128 printable ASCII characters",
                 kind="malformed",
             )
 

@@ -223,6 +223,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["games.api.auth.IsPrincipal"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["games.api.parsing.StrictJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "games.api.parsing.JSONOnly",
     "EXCEPTION_HANDLER": "games.api.errors.handle",
     "DEFAULT_THROTTLE_CLASSES": ["games.api.auth.RateLimit"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -244,6 +245,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "games.api.event_schemas.add_streams",  # the event types and the two streams
+        "games.api.schemas.strict_requests",  # request bodies are closed: unknown fields are refused
     ],
 }
 

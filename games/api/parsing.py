@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import exceptions, parsers, serializers
+from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 
 from hearts_service import jsonbody
 
@@ -81,3 +82,18 @@ def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+class JSONOnly(BaseContentNegotiation):
+    """An Accept header the API cannot satisfy gets its one representation (JSON) anyway: a client
+    that asks for XML gets an answer it can read, never a 406 with a generic code."""
+
+    def select_parser(self, request: Any, parsers: list[Any]) -> Any:
+        return DefaultContentNegotiation().select_parser(request, parsers)
+
+    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
+        try:  # the schema view offers YAML and JSON: a client's choice there is kept
+            return DefaultContentNegotiation().select_renderer(request, renderers, format_suffix)
+        except exceptions.NotAcceptable:
+            renderer = renderers[0]
+            return renderer, renderer.media_type

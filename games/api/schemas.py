@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from games.models import Table
@@ -207,3 +209,13 @@ class HandsOut(F.Serializer):
 class HandReplayOut(HandOut):
     record = F.DictField(allow_null=True, help_text="Deals, passes, tricks and points, once the hand is over")
     moves = MoveOut(many=True)
+
+
+def strict_requests(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: every request body is closed (`additionalProperties:
+    false`), as the server refuses a field it does not know (games/api/parsing.py); the free-form
+    maps inside a body (options, bots, clocks) are not request components and stay open."""
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request") and component.get("type") == "object":
+            component["additionalProperties"] = False
+    return result

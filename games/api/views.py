@@ -59,7 +59,9 @@ class ActionIn(StrictSerializer):
         return attrs
 
 
-_ERRORS = dict.fromkeys((400, 401, 404, 409, 422), schemas.ErrorOut)
+# Every operation may answer these, all in the one error shape: 413 (body over the size limit),
+# 415 (a body that is not JSON) and 429 (a rate limit) included.
+_ERRORS = dict.fromkeys((400, 401, 404, 409, 413, 415, 422, 429), schemas.ErrorOut)
 
 
 def documented(
@@ -77,14 +79,25 @@ def documented(
 
 
 _IF_MATCH = OpenApiParameter(
-    "If-Match", str, OpenApiParameter.HEADER, required=False, description="The version you saw"
+    "If-Match",
+    {"type": "string", "pattern": '^(W/)?"?[0-9]{1,18}"?$'},
+    OpenApiParameter.HEADER,
+    required=False,
+    description="The version you saw",
 )
 _IDEMPOTENCY = OpenApiParameter(
     "Idempotency-Key",
-    str,
+    {"type": "string", "pattern": "^[!-~]([ -~]{0,126}[!-~])?$"},
     OpenApiParameter.HEADER,
     required=False,
-    description="Retry key: acts at most once",
+    description="Retry key (1 to 128 printable ASCII characters): acts at most once",
+)
+
+
+_AFTER = OpenApiParameter(
+    "after",
+    {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+    description="A sequence number up to the table's version (beyond it: 400 invalid_after)",
 )
 
 
@@ -510,7 +523,7 @@ class MovesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.MovesOut, params=[OpenApiParameter("after", int)])
+    @documented(ok=schemas.MovesOut, params=[_AFTER])
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
@@ -524,7 +537,7 @@ class EventsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.EventsOut, params=[OpenApiParameter("after", int)])
+    @documented(ok=schemas.EventsOut, params=[_AFTER])
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)

@@ -67,7 +67,7 @@ def _cursor(table_id: int) -> str:
 def _uncursor(cursor: str) -> int:
     try:
         kind, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        if kind == "table":
+        if kind == "table" and number.isascii() and number.isdigit() and len(number) <= 18:
             return int(number)
     except (ValueError, UnicodeDecodeError):
         pass
@@ -101,13 +101,14 @@ class Query(graphene.ObjectType):
     def resolve_tables(
         root: Any,
         info: Any,
-        first: int,
+        first: int | None,
         status: str | None = None,
         open_seats: bool | None = None,
         mine: bool | None = None,
         after: str | None = None,
     ) -> TableConnection:
         p = _principal(info)
+        first = 20 if first is None else first  # an explicit null: the default page
         if not 1 <= first <= MAX_PAGE:
             raise ServiceError("invalid_filter", f"first must be 1 to {MAX_PAGE}", kind="malformed")
         tables = reads.filtered_tables(p, status=status, open_seats=bool(open_seats), mine=bool(mine))

@@ -232,13 +232,17 @@ class Table(graphene.ObjectType):
             return None
 
 
-def _first(first: int) -> int:
+def _first(first: int | None) -> int:
+    if first is None:  # an explicit null: the default page
+        return PAGE
     if not 1 <= first <= reads.PAGE:
         raise ServiceError("invalid_filter", f"first must be 1 to {reads.PAGE}", kind="malformed")
     return first
 
 
-def _after(after: int) -> int:
+def _after(after: int | None) -> int:
+    if after is None:
+        return 0
     if after < 0:
         raise ServiceError("invalid_after", "after must be a sequence number (0 or more)", kind="malformed")
     return after
