@@ -45,7 +45,9 @@ LIST_BOUNDS = {
     "Hand.moves": 120,  # every move of one hand: 104 plays with two packs, the passes, a moon choice
     "Trick.cards": 10,
 }
-EVENTS_PER_MOVE = 8  # the most events one move shows a viewer (measured: 6 from the engine, plus the table's own)
+EVENTS_PER_MOVE = (
+    8  # the most events one move shows a viewer (measured: 6 from the engine, plus the table's own)
+)
 PAGE_ITEMS = {"EventsPage.events": EVENTS_PER_MOVE}  # items of a page's list per unit of `first`
 MAX_ALIASES = 30  # aliased fields in one document: one request is not a batch of hundreds
 INTROSPECTION = frozenset({"__schema", "__type"})

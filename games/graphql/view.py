@@ -199,9 +199,9 @@ class HeartsGraphQLView(GraphQLView):
             middleware=[RootFieldLimits()],
         )
         assert isinstance(result, ExecutionResult)  # no async resolvers
-        return self._answer(result)
+        return self._answer(result, getattr(request, "operations_counted", 0))
 
-    def _answer(self, result: ExecutionResult) -> tuple[dict[str, Any], int, dict[str, str]]:
+    def _answer(self, result: ExecutionResult, ran: int) -> tuple[dict[str, Any], int, dict[str, str]]:
         body: dict[str, Any] = {"data": result.data}
         if not result.errors:
             return body, 200, {}
@@ -209,8 +209,7 @@ class HeartsGraphQLView(GraphQLView):
         limited = [
             e.original_error for e in result.errors if isinstance(e.original_error, ratelimit.RateLimited)
         ]
-        data = result.data or {}
-        if limited and all(value is None for value in data.values()):  # nothing ran: the limit refused it all
+        if limited and len(limited) == ran:  # the limit refused every operation: nothing ran
             retry = max(exc.retry_after for exc in limited)
             return body, 429, {"Retry-After": str(retry)}
         return body, 200, {}

@@ -5,52 +5,129 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0002_seats_clocks_events_idempotency'),
+        ("games", "0002_seats_clocks_events_idempotency"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WebhookEndpoint',
+            name="WebhookEndpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('url', models.CharField(max_length=2000)),
-                ('event_types', models.JSONField(default=list, help_text='Public event types to deliver, or ["*"].')),
-                ('description', models.CharField(blank=True, max_length=200)),
-                ('secret_salt', models.CharField(help_text='Derives the signing secret (never shown).', max_length=64)),
-                ('active', models.BooleanField(default=True, help_text='A disabled endpoint gets no new deliveries.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('app', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhooks', to='games.app')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("url", models.CharField(max_length=2000)),
+                (
+                    "event_types",
+                    models.JSONField(default=list, help_text='Public event types to deliver, or ["*"].'),
+                ),
+                ("description", models.CharField(blank=True, max_length=200)),
+                (
+                    "secret_salt",
+                    models.CharField(help_text="Derives the signing secret (never shown).", max_length=64),
+                ),
+                (
+                    "active",
+                    models.BooleanField(
+                        default=True, help_text="A disabled endpoint gets no new deliveries."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "app",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="webhooks", to="games.app"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uuid', models.UUIDField(unique=True)),
-                ('seq', models.PositiveIntegerField(help_text='The move (table version) whose events are delivered.')),
-                ('event_types', models.JSONField(default=list)),
-                ('body', models.TextField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('attempt_budget', models.PositiveIntegerField(help_text='Fails for good once attempts reach this.')),
-                ('next_attempt_at', models.DateTimeField(blank=True, help_text="Due time, or a claim's lease.", null=True)),
-                ('queued_at', models.DateTimeField(blank=True, help_text='When a task was last queued for it.', null=True)),
-                ('claim', models.UUIDField(blank=True, help_text='The send in flight: only it records a result.', null=True)),
-                ('last_attempt_at', models.DateTimeField(blank=True, null=True)),
-                ('last_status_code', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('last_error', models.CharField(blank=True, max_length=300)),
-                ('delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('log', models.JSONField(blank=True, default=list, help_text='The latest attempts, newest last.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhook_deliveries', to='games.table')),
-                ('endpoint', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='games.webhookendpoint')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("uuid", models.UUIDField(unique=True)),
+                (
+                    "seq",
+                    models.PositiveIntegerField(
+                        help_text="The move (table version) whose events are delivered."
+                    ),
+                ),
+                ("event_types", models.JSONField(default=list)),
+                ("body", models.TextField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("succeeded", "Succeeded"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                (
+                    "attempt_budget",
+                    models.PositiveIntegerField(help_text="Fails for good once attempts reach this."),
+                ),
+                (
+                    "next_attempt_at",
+                    models.DateTimeField(blank=True, help_text="Due time, or a claim's lease.", null=True),
+                ),
+                (
+                    "queued_at",
+                    models.DateTimeField(
+                        blank=True, help_text="When a task was last queued for it.", null=True
+                    ),
+                ),
+                (
+                    "claim",
+                    models.UUIDField(
+                        blank=True, help_text="The send in flight: only it records a result.", null=True
+                    ),
+                ),
+                ("last_attempt_at", models.DateTimeField(blank=True, null=True)),
+                ("last_status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("last_error", models.CharField(blank=True, max_length=300)),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "log",
+                    models.JSONField(blank=True, default=list, help_text="The latest attempts, newest last."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webhook_deliveries",
+                        to="games.table",
+                    ),
+                ),
+                (
+                    "endpoint",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deliveries",
+                        to="games.webhookendpoint",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['status', 'next_attempt_at'], name='webhook_delivery_due'), models.Index(fields=['endpoint', 'status'], name='webhook_delivery_endpoint')],
-                'constraints': [models.UniqueConstraint(fields=('endpoint', 'table', 'seq'), name='webhook_delivery_per_move')],
+                "indexes": [
+                    models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due"),
+                    models.Index(fields=["endpoint", "status"], name="webhook_delivery_endpoint"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("endpoint", "table", "seq"), name="webhook_delivery_per_move"
+                    )
+                ],
             },
         ),
     ]

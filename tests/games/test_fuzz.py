@@ -319,18 +319,20 @@ def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
         "{ me " + "{ kind " * 3000 + "}" * 3000 + " }",
         "query($t: Int!) { table(id: $t) { id } }",
         "query($t: Int!) { table(id: $t) { moves(first: 100000) { seq } } }",
-        "query($f: Int!) { table(id: %d) { moves(first: $f) { seq } events(first: $f) { version } } }" % table,
+        "query($f: Int!) { table(id: %d) { moves(first: $f) { seq } events(first: $f) { version } } }"
+        % table,
         "{ table(id: 99999999999) { id } }",
-        "{ tables(after: \"%s\") { edges { cursor } } }" % base64.urlsafe_b64encode(b"table:9" * 5).decode(),
-        "{ tables(after: \"%s\") { edges { cursor } } }" % base64.urlsafe_b64encode(b"table:" + b"9" * 40).decode(),
+        '{ tables(after: "%s") { edges { cursor } } }' % base64.urlsafe_b64encode(b"table:9" * 5).decode(),
+        '{ tables(after: "%s") { edges { cursor } } }'
+        % base64.urlsafe_b64encode(b"table:" + b"9" * 40).decode(),
         "{ tables(first: -1) { edges { cursor } } }",
         "{ table(id: %d) { events(after: 999999) { version } } }" % table,
         "{ table(id: %d) { moves(after: -5) { seq } } }" % table,
-        "mutation { " + " ".join(f"g{i}: createGuest(name: \"x\") {{ token }}" for i in range(50)) + " }",
-        "mutation { playCard(tableId: %d, card: \"\\u0000\") { errors { code } } }" % table,
-        "mutation { passCards(tableId: %d, cards: [\"QS\", 5]) { errors { code } } }" % table,
+        "mutation { " + " ".join(f'g{i}: createGuest(name: "x") {{ token }}' for i in range(50)) + " }",
+        'mutation { playCard(tableId: %d, card: "\\u0000") { errors { code } } }' % table,
+        'mutation { passCards(tableId: %d, cards: ["QS", 5]) { errors { code } } }' % table,
         "mutation { createTable(options: {players: 99999999999}) { errors { code } } }",
-        "mutation { createTable(options: [[[[1]]]], clocks: \"x\") { errors { code } } }",
+        'mutation { createTable(options: [[[[1]]]], clocks: "x") { errors { code } } }',
         "subscription { x }",
         "query A { me { kind } } query B { me { kind } }",
         "fragment F on Query { ...F } { ...F }",
@@ -378,11 +380,13 @@ def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
         headers = {**auth, "Content-Type": kind, "Accept": "application/json"}
         with httpx.Client(timeout=10) as client:
             if method == "GET":
-                parsed = json.loads(body) if body.startswith("{\"query\"") else {"query": body}
+                parsed = json.loads(body) if body.startswith('{"query"') else {"query": body}
                 params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items() if v}
                 response = client.get(f"{live.base}/graphql/", params=params, headers=headers)
             else:
-                response = client.request(method, f"{live.base}/graphql/", content=body.encode(), headers=headers)
+                response = client.request(
+                    method, f"{live.base}/graphql/", content=body.encode(), headers=headers
+                )
         check_graphql(response.status_code, response.content)
 
     hostile()
@@ -391,8 +395,13 @@ def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
 def test_no_request_of_the_fuzz_was_counted_as_an_internal_error(live: Live) -> None:
     """GraphQL and REST client mistakes are refusals with their own codes in the metrics, never
     internal errors; run after a sample of the hostile GraphQL bodies."""
-    for body in ["null", '{"query": 5}', "[]", "{", '{"query": "query($t: Int!) { table(id: $t) { id } }", '
-                 '"variables": {"t": "x"}}']:
+    for body in [
+        "null",
+        '{"query": 5}',
+        "[]",
+        "{",
+        '{"query": "query($t: Int!) { table(id: $t) { id } }", "variables": {"t": "x"}}',
+    ]:
         r = httpx.post(f"{live.base}/graphql/", content=body, headers={"Content-Type": "application/json"})
         assert r.status_code == 400 and r.json()["errors"][0]["extensions"]["code"] != "internal_error"
     r = httpx.get(f"{live.base}/graphql/", params={"query": "{ me { kind } }"}, headers=live.auth(""))

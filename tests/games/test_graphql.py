@@ -14,9 +14,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from graphql import (
     GraphQLNonNull,
-    get_introspection_query,
     GraphQLObjectType,
     GraphQLScalarType,
+    get_introspection_query,
     get_named_type,
 )
 

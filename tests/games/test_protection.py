@@ -255,3 +255,52 @@ def test_no_endpoint_lets_another_app_or_its_players_reach_a_table() -> None:
     after = Table.objects.get(pk=table)
     assert (after.version, after.status) == (before.version, before.status)
     assert Move.objects.filter(table=table).count() == moves
+
+
+def _gql(body: dict[str, Any], token: str | None = None) -> Any:
+    return client(token).post("/graphql/", body, format="json")
+
+
+def test_no_single_request_does_more_than_the_remaining_allowance(limits: dict[str, str]) -> None:
+    """GraphQL aliases run an operation many times in one request: each root field executed
+    counts once, so a request can never do more than the caller has left (REST: one request, one
+    operation). Nothing beyond the allowance is done: no guest is created past it."""
+    from games.models import Player
+
+    limits["address"] = "5/day"
+    guest("first")  # REST: one request, one operation (4 left)
+    aliases = " ".join(f'g{i}: createGuest(name: "g{i}") {{ token }}' for i in range(20))
+    r = _gql({"query": f"mutation {{ {aliases} }}"})
+    assert r.status_code == 200, r.content
+    created = [v for v in r.json()["data"].values() if v is not None]
+    refused = [e for e in r.json()["errors"] if e["extensions"]["code"] == "rate_limited"]
+    assert len(created) == 4 and len(refused) == 16
+    assert Player.objects.count() == 5
+    # Over the limit, every transport refuses at once, and nothing more is created.
+    r = _gql({"query": 'mutation { createGuest(name: "late") { token } }'})
+    assert r.status_code == 429 and r["Retry-After"]
+    assert r.json()["errors"][0]["extensions"]["code"] == "rate_limited"
+    _limited(client().post("/api/v1/guests", {"name": "late"}, format="json"), "address", "5/day")
+    assert Player.objects.count() == 5
+
+    # A token: three reads left of five, ten aliased reads in one request do three of them.
+    limits["address"] = "1000/day"
+    token = guest("reader")
+    limits["token"] = "5/day"
+    for _ in range(2):
+        assert client(token).get("/api/v1/tables").status_code == 200
+    reads = " ".join(f"t{i}: table(id: 1) {{ id }}" for i in range(10))
+    r = _gql({"query": f"{{ {reads} }}"}, token)
+    assert r.status_code == 200  # some ran
+    limited = {e["path"][0] for e in r.json()["errors"] if e["extensions"]["code"] == "rate_limited"}
+    assert len(limited) == 7 and len(r.json()["errors"]) == 7
+    # An invalid request counts too (as a REST request does) and, over the limit, is a 429.
+    r = _gql({"query": "{ nothing }"}, token)
+    assert r.status_code == 429
+
+
+def test_aliases_are_capped(limits: dict[str, str]) -> None:
+    aliases = " ".join(f'g{i}: createGuest(name: "g{i}") {{ token }}' for i in range(31))
+    r = _gql({"query": f"mutation {{ {aliases} }}"})
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["extensions"] == {"code": "too_many_aliases", "limit": 30, "aliases": 31}
