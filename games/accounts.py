@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from games.errors import ServiceError
 from games.models import App, Player, PlayerToken
 
 APP_PREFIX = "hk_app_"
@@ -36,6 +37,20 @@ class Principal:
     @property
     def is_app(self) -> bool:
         return self.player is None
+
+    def require_app(self, message: str) -> App:
+        """The calling app; a player's token is refused with `app_key_required` (the rule of
+        every app-only operation: abandoning a table, creating players, webhooks)."""
+        if not self.is_app or self.app is None:
+            raise ServiceError("app_key_required", message, kind="rules")
+        return self.app
+
+    def require_player(self, message: str = "act with a player's token, not an app key") -> Player:
+        """The calling player; an app key is refused with `player_token_required` (the rule of
+        every seat's action and of a player's own views)."""
+        if self.player is None:
+            raise ServiceError("player_token_required", message, kind="rules")
+        return self.player
 
     @property
     def owner(self) -> str:
@@ -71,6 +86,30 @@ def token_revoke(*, token: str) -> bool:
         revoked_at=timezone.now()
     )
     return n > 0
+
+
+def bearer_secret(header: str) -> str | None:
+    """The secret of an `Authorization: Bearer <secret>` header (None without a header); any
+    other scheme or an empty secret is `authentication_failed`. Every adapter (REST, GraphQL,
+    streams) reads the header through here."""
+    if not header:
+        return None
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise ServiceError("authentication_failed", "use 'Authorization: Bearer <key or token>'", kind="auth")
+    return secret.strip()
+
+
+def principal_from_header(header: str) -> Principal | None:
+    """The caller of a request: None without an Authorization header, the principal of a valid
+    bearer key or token, `authentication_failed` otherwise."""
+    secret = bearer_secret(header)
+    if secret is None:
+        return None
+    principal = authenticate(secret)
+    if principal is None:
+        raise ServiceError("authentication_failed", "unknown or revoked key or token", kind="auth")
+    return principal
 
 
 def authenticate(secret: str) -> Principal | None:

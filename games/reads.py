@@ -12,8 +12,8 @@ from django.utils import timezone
 from games import services
 from games.accounts import Principal
 from games.engine import state_from_dict, view
+from games.errors import ServiceError
 from games.models import Hand, Move, Table
-from games.services import ServiceError
 
 PAGE = 500  # most moves or events answered at once
 
@@ -39,9 +39,7 @@ def filtered_tables(
             free=Count("seats", filter=Q(seats__player__isnull=True, seats__bot_level=""))
         ).filter(status=Table.Status.OPEN, free__gt=0)
     if mine:
-        if principal.player is None:
-            raise ServiceError("player_token_required", "mine needs a player's token", kind="rules")
-        tables = tables.filter(seats__player=principal.player)
+        tables = tables.filter(seats__player=principal.require_player("mine needs a player's token"))
     return tables
 
 

@@ -34,10 +34,9 @@ from games.engine import (
     view,
 )
 from games.engine.deal import pass_direction
+from games.errors import ServiceError
 from games.models import App, Hand, IdempotentRequest, Move, Player, ScoreRow, Seat, Table
 
-# Engine codes about the shape of the input (HTTP 400); every other engine code is a rule (422).
-MALFORMED_CODES = frozenset({"invalid_card", "invalid_action", "invalid_option", "invalid_seat"})
 _STATUS_OF_PHASE = {
     "passing": Table.Status.PASSING,
     "playing": Table.Status.PLAYING,
@@ -51,27 +50,6 @@ _CLOCK_OF_PHASE = {"passing": "pass", "playing": "play", "moon_choice": "moon"}
 # Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away.
 CLOCK_DEFAULTS: dict[str, int | None] = {"pass": 60, "play": 30, "moon": 30, "away_after": 2}
 _CLOCK_LIMITS = {"pass": (5, 86_400), "play": (5, 86_400), "moon": (5, 86_400), "away_after": (1, 20)}
-
-
-class ServiceError(Exception):
-    """A refused request. `kind` says what went wrong (malformed, not_found, conflict, rules) and
-    maps to one HTTP status in the API; `code` is stable and shared with the engine."""
-
-    def __init__(self, code: str, message: str, *, kind: str, **details: Any) -> None:
-        super().__init__(message)
-        self.code, self.message, self.kind, self.details = code, message, kind, details
-
-    def __reduce__(self) -> tuple[Any, ...]:  # picklable, so a task's failure reports cleanly
-        return (_service_error, (self.code, self.message, self.kind, self.details))
-
-    @classmethod
-    def from_engine(cls, exc: EngineError) -> ServiceError:
-        kind = "malformed" if exc.code in MALFORMED_CODES else "rules"
-        return cls(exc.code, exc.message, kind=kind, **exc.details)
-
-
-def _service_error(code: str, message: str, kind: str, details: dict[str, Any]) -> ServiceError:
-    return ServiceError(code, message, kind=kind, **details)
 
 
 @dataclass(frozen=True)

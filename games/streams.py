@@ -28,9 +28,9 @@ from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
 from games import notify, ratelimit, reads
-from games.accounts import Principal, authenticate
+from games.accounts import Principal, principal_from_header
+from games.errors import ServiceError
 from games.models import Table
-from games.services import ServiceError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -367,11 +367,7 @@ async def _player_events(
 
 
 def _error(exc: ServiceError) -> JsonResponse:
-    from games.api.errors import STATUS_OF_KIND
-
-    return JsonResponse(
-        {"code": exc.code, "detail": exc.message, **exc.details}, status=STATUS_OF_KIND[exc.kind]
-    )
+    return JsonResponse(exc.body(), status=exc.status)
 
 
 def _limited(exc: ratelimit.RateLimited) -> JsonResponse:
@@ -381,15 +377,9 @@ def _limited(exc: ratelimit.RateLimited) -> JsonResponse:
 
 
 async def _principal(request: HttpRequest) -> Principal:
-    header = request.headers.get("Authorization", "")
-    if not header:
-        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
-    scheme, _, secret = header.partition(" ")
-    principal = None
-    if scheme.lower() == "bearer" and secret.strip():
-        principal = await _db(authenticate, secret.strip())
+    principal = await _db(principal_from_header, request.headers.get("Authorization", ""))
     if principal is None:
-        raise ServiceError("authentication_failed", "unknown or revoked key or token", kind="auth")
+        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
     await _db(ratelimit.check_principal, principal)  # opening a stream counts as a request
     return principal
 
@@ -448,10 +438,7 @@ async def player_stream(request: HttpRequest) -> HttpResponseBase:
     try:
         framer = _framer(request)
         principal = await _principal(request)
-        if principal.player is None:
-            raise ServiceError(
-                "player_token_required", "a player stream needs a player's token", kind="rules"
-            )
+        principal.require_player("a player stream needs a player's token")
         raw = _last_event_id(request)
         positions = parse_player_position(raw) if raw else None
     except ServiceError as exc:

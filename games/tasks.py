@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from games import services, webhooks
+from games.errors import ServiceError
 from games.models import Table
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def play_bots(table_id: int, version: int) -> int:
     try:
         limit = None if play_bots.request.is_eager else MOVES_PER_TASK
         out = services.bots_play(table_id=table_id, version=version, limit=limit)
-    except services.ServiceError as exc:  # the table is gone (deleted): nothing is owed
+    except ServiceError as exc:  # the table is gone (deleted): nothing is owed
         log.info("play_bots for table %s: %s", table_id, exc.code)
         return 0
     return 0 if out.table is None else out.table.version - version
@@ -59,7 +60,7 @@ def enforce_clock(table_id: int, version: int) -> int:
     """Queued with an ETA at the deadline: acts for the late seats unless the table moved on."""
     try:
         out = services.clock_expired(table_id=table_id, version=version)
-    except services.ServiceError as exc:  # the table is gone (deleted): no clock to enforce
+    except ServiceError as exc:  # the table is gone (deleted): no clock to enforce
         log.info("enforce_clock for table %s: %s", table_id, exc.code)
         return 0
     return 0 if out.table is None else out.table.version - version

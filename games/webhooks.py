@@ -43,6 +43,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 
 log = logging.getLogger(__name__)
@@ -80,9 +81,7 @@ Status = WebhookDelivery.Status
 
 
 def _error(code: str, message: str, *, kind: str, **details: Any) -> Exception:
-    """A refusal with the API's codes (imported late: the services import this module)."""
-    from games.services import ServiceError
-
+    """A refusal with the API's codes."""
     return ServiceError(code, message, kind=kind, **details)
 
 

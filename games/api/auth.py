@@ -11,23 +11,19 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from games import ratelimit
-from games.accounts import Principal, authenticate
+from games.accounts import Principal, principal_from_header
+from games.errors import ServiceError
 
 
 class BearerAuthentication(authentication.BaseAuthentication):
     """`Authorization: Bearer <app key or player token>`; the user is a Principal."""
 
     def authenticate(self, request: Request) -> tuple[Principal, None] | None:
-        header = request.headers.get("Authorization", "")
-        if not header:
-            return None
-        scheme, _, secret = header.partition(" ")
-        if scheme.lower() != "bearer" or not secret.strip():
-            raise exceptions.AuthenticationFailed("use 'Authorization: Bearer <key or token>'")
-        principal = authenticate(secret.strip())
-        if principal is None:
-            raise exceptions.AuthenticationFailed("unknown or revoked key or token")
-        return principal, None
+        try:
+            principal = principal_from_header(request.headers.get("Authorization", ""))
+        except ServiceError as exc:  # DRF's own failure: a 401 with WWW-Authenticate
+            raise exceptions.AuthenticationFailed(exc.message) from exc
+        return None if principal is None else (principal, None)
 
     def authenticate_header(self, request: Request) -> str:
         return "Bearer"

@@ -16,7 +16,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 
-from games.services import ServiceError
+from games.errors import ServiceError
 
 _BIGINT = 2**63 - 1
 

@@ -33,8 +33,8 @@ from games.api.parsing import (
     VersionedIn,
     validated,
 )
+from games.errors import ServiceError
 from games.models import Player, Table
-from games.services import ServiceError
 
 
 class ActionIn(StrictSerializer):
@@ -187,11 +187,9 @@ class PlayersView(APIView):
 
     @documented(ok=schemas.PlayerTokenOut, request=PlayerIn, status=201)
     def post(self, request: Request) -> Response:
-        principal = _principal(request)
-        if not principal.is_app:
-            raise ServiceError("app_key_required", "only an app key can create players", kind="rules")
+        app = _principal(request).require_app("only an app key can create players")
         data = validated(self.PlayerIn, request.data)
-        player, token = accounts.player_create(app=principal.app, **data)
+        player, token = accounts.player_create(app=app, **data)
         return Response({"player": schemas.PlayerOut(player).data, "token": token}, status=201)
 
 
@@ -218,7 +216,7 @@ class TokenRevokeView(APIView):
     @documented(ok=None, request=EmptyIn, status=204)
     def post(self, request: Request) -> Response:
         validated(EmptyIn, request.data)
-        secret = request.headers.get("Authorization", "").partition(" ")[2].strip()
+        secret = accounts.bearer_secret(request.headers.get("Authorization", "")) or ""
         if not accounts.token_revoke(token=secret):
             raise ServiceError("not_a_player_token", "only a player token can be revoked here", kind="rules")
         return Response(status=204)
@@ -334,12 +332,7 @@ class _PlayerAction(APIView):
     permission_classes = [IsPrincipal]
 
     def player(self, request: Request) -> Player:
-        principal = _principal(request)
-        if principal.player is None:
-            raise ServiceError(
-                "player_token_required", "act with a player's token, not an app key", kind="rules"
-            )
-        return principal.player
+        return _principal(request).require_player()
 
 
 class JoinView(_PlayerAction):
@@ -447,8 +440,7 @@ class AbandonView(APIView):
     @documented(ok=schemas.TableOut, request=VersionedIn, params=[_IF_MATCH, _IDEMPOTENCY])
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
-        if not principal.is_app:
-            raise ServiceError("app_key_required", "only the table's app can abandon it", kind="rules")
+        principal.require_app("only the table's app can abandon it")
         data = validated(VersionedIn, request.data)
         return answer(
             request,

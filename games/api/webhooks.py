@@ -23,8 +23,8 @@ from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
 from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
 from games.api.views import documented
+from games.errors import ServiceError
 from games.models import App, WebhookDelivery, WebhookEndpoint
-from games.services import ServiceError
 
 F = serializers
 
@@ -161,9 +161,7 @@ def _app(request: Request) -> App:
     """The calling app; a player token is refused with `app_key_required`."""
     principal = request.user
     assert isinstance(principal, Principal)
-    if not principal.is_app or principal.app is None:
-        raise ServiceError("app_key_required", "webhooks are managed with an app key", kind="rules")
-    return principal.app
+    return principal.require_app("webhooks are managed with an app key")
 
 
 def _delivery(app: App, webhook_id: int, delivery_id: uuid.UUID) -> WebhookDelivery:

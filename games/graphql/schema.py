@@ -14,9 +14,10 @@ from graphene.types.generic import GenericScalar
 from bots import LEVELS
 from games import accounts, reads, services
 from games.accounts import Principal
+from games.errors import ServiceError
 from games.graphql.types import Error, Table, TableRef
 from games.models import Player as PlayerModel
-from games.services import Idempotency, Outcome, ServiceError
+from games.services import Idempotency, Outcome
 
 MAX_PAGE = 100
 
@@ -215,9 +216,7 @@ def _mutation(name: str, description: str, args: dict[str, Any], call: Callable[
 
 
 def _player(p: Principal) -> PlayerModel:
-    if p.player is None:
-        raise ServiceError("player_token_required", "act with a player's token, not an app key", kind="rules")
-    return p.player
+    return p.require_player()
 
 
 def _level(level: str) -> str:
@@ -325,8 +324,7 @@ ImBack = _mutation(
 
 
 def _abandon(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
-    if not p.is_app:
-        raise ServiceError("app_key_required", "only the table's app can abandon it", kind="rules")
+    p.require_app("only the table's app can abandon it")
     return services.table_abandon(
         table_id=kw["table_id"], expected_version=kw.get("expected_version"), scope=p.app, idempotency=idem
     )
@@ -389,8 +387,7 @@ class CreateGuest(graphene.Mutation):
 
 def _app(info: Any) -> Principal:
     p = _principal(info)
-    if not p.is_app:
-        raise ServiceError("app_key_required", "only an app key can do this", kind="rules")
+    p.require_app("only an app key can do this")
     return p
 
 

@@ -10,8 +10,8 @@ from graphene.types.generic import GenericScalar
 
 from games import reads
 from games.accounts import Principal
+from games.errors import Code, ServiceError
 from games.models import Table as TableModel
-from games.services import ServiceError
 
 
 def _key(name: str) -> Any:
@@ -19,10 +19,17 @@ def _key(name: str) -> Any:
     return lambda parent, info: parent.get(name)
 
 
+ErrorCode = graphene.Enum.from_enum(
+    Code,
+    name="ErrorCode",
+    description="Every error code of the API (games/errors.py), the same in REST and GraphQL",
+)
+
+
 class Error(graphene.ObjectType):
     """A refused request: `code` is exactly the REST and engine code."""
 
-    code = graphene.String(required=True)
+    code = graphene.Field(ErrorCode, required=True)
     message = graphene.String(required=True)
     field = graphene.String(description="The input field at fault, when there is one")
 

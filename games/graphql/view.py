@@ -38,9 +38,9 @@ from graphql.error import GraphQLSyntaxError
 from graphql.execution.values import get_variable_values
 
 from games import metrics, ratelimit
-from games.accounts import Principal, authenticate
+from games.accounts import Principal, bearer_secret, principal_from_header
+from games.errors import ServiceError
 from games.graphql.limits import limits_rule
-from games.services import ServiceError
 from hearts_service import jsonbody
 
 log = logging.getLogger(__name__)
@@ -121,14 +121,13 @@ class HeartsGraphQLView(GraphQLView):
     @staticmethod
     def _authenticate(request: HttpRequest) -> None:
         header = request.headers.get("Authorization", "")
-        if not header:
-            return
-        scheme, _, secret = header.partition(" ")
-        principal = authenticate(secret.strip()) if scheme.lower() == "bearer" else None
-        if principal is None:
-            raise Refused(401, "authentication_failed", "unknown or revoked key or token")
-        request.principal = principal  # type: ignore[attr-defined]
-        request.bearer = secret.strip()  # type: ignore[attr-defined]
+        try:
+            principal = principal_from_header(header)
+        except ServiceError as exc:
+            raise Refused(401, exc.code, exc.message) from exc
+        if principal is not None:
+            request.principal = principal  # type: ignore[attr-defined]
+            request.bearer = bearer_secret(header)  # type: ignore[attr-defined]
 
     @staticmethod
     def _params(request: HttpRequest) -> tuple[str, dict[str, Any] | None, str | None]:

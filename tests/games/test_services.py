@@ -11,8 +11,9 @@ from django.db import connection
 
 from games import services
 from games.engine import state_from_dict, state_to_dict
+from games.errors import ServiceError
 from games.models import Hand, Move, Player, ScoreRow, Table
-from games.services import ServiceError, action_submit, bot_add, seat_join, seat_leave, table_create
+from games.services import action_submit, bot_add, seat_join, seat_leave, table_create
 
 pytestmark = pytest.mark.django_db
 

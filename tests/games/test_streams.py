@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from games.accounts import app_create
-from games.services import ServiceError
+from games.errors import ServiceError
 from games.streams import Position, format_player_position, parse_player_position
 
 pytestmark = [

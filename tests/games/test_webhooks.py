@@ -25,6 +25,7 @@ from rest_framework.test import APIClient
 
 from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
+from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 from tests.games.test_schema import CONFORMS, schema  # loaded at collection: it makes a request
 
@@ -33,8 +34,8 @@ HIDDEN = {"cards_dealt", "cards_passed", "cards_received"}
 
 
 def _documented_verifier() -> Callable[..., bool]:
-    """The README's verification snippet itself, as a receiver would paste it."""
-    section = (ROOT / "README.md").read_text().split("## Webhooks", 1)[1]
+    """The verification snippet of docs/webhooks.md itself, as a receiver would paste it."""
+    section = (ROOT / "docs" / "webhooks.md").read_text().split("# Webhooks", 1)[1]
     snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict[str, Any] = {}
     exec(snippet, namespace)
@@ -450,7 +451,7 @@ def test_a_rolled_back_move_leaves_no_delivery_and_a_disabled_endpoint_gets_none
     assert table is not None
     player = player_create(app=app, name="p")[0]
     count = WebhookDelivery.objects.count()
-    with pytest.raises(services.ServiceError):
+    with pytest.raises(ServiceError):
         services.seat_join(table_id=table.pk, player=player, position=1)  # a bot's seat: refused
     assert WebhookDelivery.objects.count() == count
     webhooks.endpoint_update(endpoint, {"active": False})

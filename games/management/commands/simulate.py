@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from bots import LEVELS
 from games import services
+from games.errors import ServiceError
 from games.models import Move, Table
 
 NO_CLOCKS = {"pass": None, "play": None, "moon": None}
@@ -56,7 +57,7 @@ class Command(BaseCommand):
                 assert out.table is not None
                 ids.append(out.table.pk)
                 progress(self._finished(ids), total, self._moves(ids), started)
-        except services.ServiceError as exc:
+        except ServiceError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
         while (done := self._finished(ids)) < total:
             if time.perf_counter() - started > opts["timeout"]:
