@@ -43,8 +43,9 @@ import os
 import random
 from typing import Any
 
-from bots.strategy import _danger, _pass, _rank
-from bots.strong import HEART_BITS, PENALTY_BITS, _sample_world, fast_card
+from bots.basic import choose_pass as basic_pass
+from bots.basic import danger, rank_of
+from bots.strong import HEART_BITS, PENALTY_BITS, fast_card, sample_world
 from games.engine import PLAYING, Options, Pass, Play, State
 from games.engine.cards import QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
@@ -121,7 +122,7 @@ class _Worlds:
         self.rng = rng
         self.template: State | None = None
         for _ in range(20):
-            self.template = _sample_world(view, options, rng)
+            self.template = sample_world(view, options, rng)
             if self.template is not None:
                 break
         n, me = options.players, view["seat"]
@@ -449,14 +450,14 @@ def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = N
         return None
     hand: list[str] = legal["from"]
     if not PASS_SEARCH:
-        return _pass(hand, 3)
-    ranked = sorted(hand, key=lambda c: -_danger(c, hand))
-    candidates = [sorted(_pass(hand, 3))]
-    for combo in [*itertools.combinations(ranked[:5], 3), sorted(hand, key=_rank)[:3]]:
+        return basic_pass(hand, 3)
+    ranked = sorted(hand, key=lambda c: -danger(c, hand))
+    candidates = [sorted(basic_pass(hand, 3))]
+    for combo in [*itertools.combinations(ranked[:5], 3), sorted(hand, key=rank_of)[:3]]:
         if sorted(combo) not in candidates:
             candidates.append(sorted(combo))
     budget = int(iterations() * PASS_SHARE) if budget is None else budget
-    low = candidates.index(sorted(sorted(hand, key=_rank)[:3]))
+    low = candidates.index(sorted(sorted(hand, key=rank_of)[:3]))
     deals = max(2, budget // (len(candidates) + 1))  # + 1: the low pass is also played shooting
     n, me = options.players, view["seat"]
     mine = parse_cards(hand)
@@ -476,7 +477,7 @@ def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = N
             options, [names(_mask(h)) for h in holdings], hand_number=view["hand_number"], seed="pass"
         )
         for s in others:
-            base.push(s, Pass(parse_cards(_pass(names(_mask(holdings[s])), 3))))
+            base.push(s, Pass(parse_cards(basic_pass(names(_mask(holdings[s])), 3))))
         for k, cards in enumerate(passes):
             state = base.copy()
             state.push(me, Pass(cards))

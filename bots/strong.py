@@ -33,14 +33,14 @@ def choose_play(view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOU
     totals = dict.fromkeys(candidates, 0.0)
     built = 0
     for _ in range(worlds * 3):  # some sampled worlds contradict the play so far: draw again
-        world = _sample_world(view, options, rng)
+        world = sample_world(view, options, rng)
         if world is None:
             continue
         built += 1
         for card in candidates:
             state = world.copy()
             state.push(me, Play(card))
-            totals[card] += _relative(_rollout(state, rng), me)
+            totals[card] += _relative(rollout(state, rng), me)
         if built == worlds:
             break
     if not built:
@@ -54,7 +54,7 @@ def _relative(points: list[int], me: int) -> float:
     return points[me] - statistics.fmean(p for s, p in enumerate(points) if s != me)
 
 
-def _sample_world(view: dict[str, Any], options: Options, rng: random.Random) -> State | None:
+def sample_world(view: dict[str, Any], options: Options, rng: random.Random) -> State | None:
     """A full state of this hand: the seat's own cards as they are, the unseen cards dealt at
     random to the other seats in their numbers, respecting the voids they have shown and the
     cards this seat passed them; then this hand's plays replayed. None if the draw contradicts
@@ -140,7 +140,7 @@ def _mask(cards: list[int]) -> int:
     return m
 
 
-def _rollout(state: State, rng: random.Random) -> list[int]:
+def rollout(state: State, rng: random.Random) -> list[int]:
     """Play the hand out with the fast rule-based policy; the points each seat took. The last
     trick is settled here, when it makes no moon, rather than by the engine (which would score
     the hand and deal the next one): the same points, in a fraction of the time."""

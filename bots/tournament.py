@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from bots import LEVELS
+from bots import LEVELS, expert
 from bots.strategy import decide
 from games.engine import GAME_OVER, Options, State, action_from_dict, deal, hand_seed, view
 from games.engine.cards import names
@@ -108,9 +108,7 @@ def run(
     options = Options.from_dict({"players": players, "variant": variant})
     result = Result(candidate, reference, players, variant, deal_sets)
     if "expert" in (candidate, reference):
-        from bots.expert import iterations
-
-        result.expert_iterations = iterations()
+        result.expert_iterations = expert.iterations()
     clock = Clock()
     started = time.perf_counter()
     cand_points: list[float] = []

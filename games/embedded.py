@@ -12,6 +12,8 @@ import time
 from django.conf import settings
 from django.db import close_old_connections
 
+from games.tasks import sweep
+
 log = logging.getLogger(__name__)
 _started = threading.Event()
 
@@ -36,8 +38,6 @@ def start(interval: float = 1.0) -> None:
 
 
 def _loop(interval: float) -> None:
-    from games.tasks import sweep
-
     while True:
         time.sleep(interval)
         try:

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the service (names, labels and meaning in README "Observe"), the hooks the
+"""Prometheus metrics of the service (names, labels and meaning: docs/operations.md), the hooks the
 service calls to move them, and the /metrics view.
 
 With PROMETHEUS_MULTIPROC_DIR set (before the process starts), prometheus_client keeps every value

@@ -7,9 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
-from django.utils import timezone
 
-from games import services
 from games.accounts import Principal
 from games.engine import state_from_dict, view
 from games.errors import ServiceError
@@ -44,15 +42,11 @@ def filtered_tables(
 
 
 def table_for(principal: Principal, table_id: int) -> Table:
-    """A table the caller may see (one query: the seats are stored on the table row). Reading a
-    table whose clock has run out makes the server act for the late seats first."""
+    """A table the caller may see (one query: the seats are stored on the table row). Only reads:
+    the adapters read through services.table_seen, which first acts on a clock that ran out."""
     table = visible_tables(principal).filter(pk=table_id).first()
     if table is None:  # another app's table is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
-    if table.deadline is not None and table.deadline <= timezone.now():
-        # The clock ran out and no worker has acted yet: act now, then answer the new state.
-        out = services.clock_expired(table_id=table.pk, version=table.version)
-        table = out.table or visible_tables(principal).get(pk=table_id)
     return table
 
 

@@ -13,7 +13,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bots import LEVELS
-from games import metrics, notify
+from bots.strategy import decide
+from games import jobs, metrics, notify, reads, webhooks
+from games.accounts import Principal
 from games.engine import (
     GAME_OVER,
     MOON,
@@ -419,7 +421,7 @@ def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outco
 
 def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime | None = None) -> Outcome:
     """The clock ran out: the server acts for every seat it was waiting on (the basic bot's pass
-    or play, the moon default of RULES.md). A seat that times out `away_after` times in a row is
+    or play, the moon default of docs/rules.md). A seat that times out `away_after` times in a row is
     marked away and played by a bot until its player acts again. Nothing happens when the
     deadline has not passed or `version` is not the table's (the table moved on)."""
 
@@ -556,7 +558,6 @@ def _advance(
     """Make the moves the server owes: for seats whose clock ran out (once each), and for bots
     and away seats while only they are to act, stopping at the end of the hand. Each move is
     logged on its own, with the events it caused."""
-    from bots.strategy import decide  # bots depend on the engine only; imported late to stay light
 
     hand, pending, caused, made = state.hand_no, list(first_events), [], 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
@@ -605,12 +606,10 @@ def _schedule(table: Table | None) -> None:
 
 
 def _queue(table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | None) -> None:
-    from games import tasks  # tasks import the services
-
     if bot_turn:
-        tasks.play_bots.delay(table_id, version)
+        jobs.play_bots(table_id, version)
     if deadline is not None:
-        tasks.enforce_clock.apply_async((table_id, version), eta=deadline)
+        jobs.enforce_clock(table_id, version, deadline)
 
 
 def check_level(level: object) -> None:
@@ -702,7 +701,6 @@ def _log(
         events=tagged,
         idempotency_key=key,
     )
-    from games import webhooks  # the app's webhook deliveries of this move, in this same transaction
 
     webhooks.record(table, tagged)
 
@@ -746,3 +744,14 @@ def _store_state(table: Table, state: State, before: tuple[str | None, int, int]
     elif not same_pass:
         seconds = table.clocks.get(_CLOCK_OF_PHASE[state.phase])
         table.deadline = None if seconds is None else timezone.now() + dt.timedelta(seconds=seconds)
+
+
+def table_seen(principal: Principal, table_id: int) -> Table:
+    """The table a caller is about to read. When its clock has run out and no worker has acted
+    yet, the server acts for the late seats first (as the clock task would), then answers the new
+    state: a reader never sees a deadline in the past."""
+    table = reads.table_for(principal, table_id)
+    if table.deadline is not None and table.deadline <= timezone.now():
+        out = clock_expired(table_id=table.pk, version=table.version)
+        table = out.table or reads.table_for(principal, table_id)
+    return table

@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
-from games import notify, ratelimit, reads
+from games import notify, ratelimit, reads, services
 from games.accounts import Principal, principal_from_header
 from games.errors import ServiceError
 from games.models import Table
@@ -100,7 +100,7 @@ class Batch:
 
 def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch]:
     """The viewer's full state (the REST table body) and its position, with `your_turn`."""
-    table = reads.table_for(principal, table_id)
+    table = services.table_seen(principal, table_id)
     body = reads.table_body(table, principal)
     batch = Batch(table, [], Position(table.version), more=False)
     _set_turn(batch, body, principal)
@@ -110,7 +110,7 @@ def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch
 def catch_up(principal: Principal, table_id: int, after: Position) -> Batch:
     """The events after `after` that the viewer may see (games.reads redacts them exactly as the
     REST events answer), and, once caught up, whether it is the viewer's turn."""
-    table = reads.table_for(principal, table_id)
+    table = services.table_seen(principal, table_id)
     if after.seq > table.version:
         raise _bad_position(str(after))
     seat = reads.seat_of(table, principal)

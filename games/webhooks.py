@@ -43,6 +43,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from games import jobs, reads
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 
@@ -229,7 +230,6 @@ def record(table: Table, tagged: Sequence[list[Any]]) -> None:
     endpoints: list[WebhookEndpoint] = cache["_webhook_endpoints"]
     if not endpoints:
         return
-    from games import reads  # the spectator's redaction, the same code as the REST events
 
     public = reads.events_for([Move(seq=table.version, events=list(tagged))], None)
     public = [e for e in public if e["type"] not in HIDDEN_EVENT_TYPES]  # belt and braces
@@ -275,12 +275,10 @@ def queue(delivery_ids: Iterable[str], countdown: float = 0) -> None:
     """Queue the send tasks (on the `webhooks` queue). In eager mode (the embedded arrangement
     and tests) nothing is queued, so a request never waits for a webhook: the embedded sweep's
     sender thread delivers what is due."""
-    from games import tasks
-
-    if tasks.deliver_webhook.app.conf.task_always_eager:
+    if jobs.eager():
         return
     for delivery_id in delivery_ids:
-        tasks.deliver_webhook.apply_async((delivery_id,), countdown=countdown or None)
+        jobs.deliver_webhook(delivery_id, countdown)
 
 
 def redeliver(delivery: WebhookDelivery) -> WebhookDelivery:
@@ -312,7 +310,7 @@ def sign(secret: str, timestamp: int, body: bytes) -> str:
 
 
 def verify(secret: str, header: str, body: bytes, *, tolerance: int = 300, now: float | None = None) -> bool:
-    """What a receiver does (the README's snippet): the signature matches and is recent."""
+    """What a receiver does (the snippet of docs/webhooks.md): the signature matches and is recent."""
     try:
         parts = dict(item.split("=", 1) for item in header.split(","))
         timestamp = int(parts["t"])
@@ -492,23 +490,15 @@ def sweep(*, inline: bool = False, limit: int = 500) -> int:
     ids = [str(u) for u in lost.values_list("uuid", flat=True)[:limit]]
     if ids:
         WebhookDelivery.objects.filter(uuid__in=ids).update(queued_at=now)
-        from games import tasks
-
         for delivery_id in ids:
-            tasks.deliver_webhook.delay(delivery_id)
+            jobs.deliver_webhook(delivery_id)
         log.info("sweep queued %d webhook deliveries again", len(ids))
     return len(ids)
 
 
 def _backlog() -> int:
     """How many messages wait in the `webhooks` queue (0 when the broker cannot say)."""
-    from games import tasks
-
-    try:
-        with tasks.deliver_webhook.app.connection_for_write() as conn:
-            return int(conn.default_channel.queue_declare(QUEUE, passive=True).message_count)
-    except Exception:  # no such queue yet, or a broker that cannot count: assume none wait
-        return 0
+    return jobs.webhooks_backlog()
 
 
 def _send_due() -> None:

@@ -251,7 +251,7 @@ SPECTACULAR_SETTINGS = {
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 
-# -- Observability (hearts_service/observability.py, games/metrics.py; README "Observe") --------
+# -- Observability (hearts_service/observability.py, games/metrics.py; docs/operations.md "Observe") --------
 # LOG_FORMAT: "json" (one object per line; the default in production) or "text" (the development default).
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "json" if PRODUCTION else "text").lower()
 if LOG_FORMAT not in ("json", "text"):

@@ -88,7 +88,7 @@ def test_a_bot_sees_only_its_seats_view(monkeypatch: object) -> None:
 def test_strong_samples_worlds_consistent_with_the_view_and_plays_legal_cards() -> None:
     import random
 
-    from bots.strong import _sample_world, choose_play
+    from bots.strong import choose_play, sample_world
     from games.engine import Options, State, view
 
     options = Options.from_dict({"players": 4})
@@ -102,7 +102,7 @@ def test_strong_samples_worlds_consistent_with_the_view_and_plays_legal_cards() 
         for seat in state.to_act():
             v = view(state, seat, history=False)
             if v["legal_actions"]["type"] == "play" and len(v["legal_actions"]["cards"]) > 1:
-                world = _sample_world(v, options, random.Random(checked))
+                world = sample_world(v, options, random.Random(checked))
                 if world is not None:  # the sampled world agrees with everything the seat knows
                     assert world.hands[seat] == state.hands[seat] and world.trick == state.trick
                     assert [h.bit_count() for h in world.hands] == [h.bit_count() for h in state.hands]
@@ -157,7 +157,7 @@ def test_strongs_rollouts_play_and_score_as_the_rules_and_the_engine_do() -> Non
     rollout that settles the last trick itself scores the hand as the engine does."""
     import random
 
-    from bots.strong import _rollout, fast_card
+    from bots.strong import fast_card, rollout
     from games.engine import MoonChoice, Options, Pass, Play, State
     from games.engine.cards import card_ids
 
@@ -175,7 +175,7 @@ def test_strongs_rollouts_play_and_score_as_the_rules_and_the_engine_do() -> Non
                 positions += 1
                 state.push(state.turn, Play(rng.choice(card_ids(state.legal_mask()))))
             ours, engine = start.copy(), start.copy()
-            points = _rollout(ours, rng)
+            points = rollout(ours, rng)
             while engine.hand_no == 1:
                 if engine.phase == "moon_choice":
                     engine.push(engine.shooter, MoonChoice(engine.default_moon_choice()))

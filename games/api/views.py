@@ -325,7 +325,7 @@ class TableView(APIView):
     @documented(ok=schemas.TableOut)
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
-        return Response(reads.table_body(reads.table_for(principal, table_id), principal))
+        return Response(reads.table_body(services.table_seen(principal, table_id), principal))
 
 
 class _PlayerAction(APIView):
@@ -506,7 +506,7 @@ class ScoresheetView(APIView):
 
     @documented(ok=schemas.ScoresheetOut)
     def get(self, request: Request, table_id: int) -> Response:
-        return Response(reads.scoresheet(reads.table_for(_principal(request), table_id)))
+        return Response(reads.scoresheet(services.table_seen(_principal(request), table_id)))
 
 
 class MovesView(APIView):
@@ -519,7 +519,7 @@ class MovesView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
-        return Response(reads.moves_after(reads.table_for(principal, table_id), principal, after))
+        return Response(reads.moves_after(services.table_seen(principal, table_id), principal, after))
 
 
 class EventsView(APIView):
@@ -533,7 +533,7 @@ class EventsView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
-        return Response(reads.events_after(reads.table_for(principal, table_id), principal, after))
+        return Response(reads.events_after(services.table_seen(principal, table_id), principal, after))
 
 
 class HandsView(APIView):
@@ -544,7 +544,7 @@ class HandsView(APIView):
 
     @documented(ok=schemas.HandsOut, op="v1_tables_hands_list")
     def get(self, request: Request, table_id: int) -> Response:
-        return Response({"hands": reads.hands(reads.table_for(_principal(request), table_id))})
+        return Response({"hands": reads.hands(services.table_seen(_principal(request), table_id))})
 
 
 class HandView(APIView):
@@ -557,4 +557,4 @@ class HandView(APIView):
     @documented(ok=schemas.HandReplayOut)
     def get(self, request: Request, table_id: int, number: int) -> Response:
         principal = _principal(request)
-        return Response(reads.hand_replay(reads.table_for(principal, table_id), principal, number))
+        return Response(reads.hand_replay(services.table_seen(principal, table_id), principal, number))

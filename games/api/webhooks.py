@@ -33,14 +33,14 @@ F = serializers
 
 class WebhookIn(StrictSerializer):
     url = StrictCharField(
-        max_length=2000, help_text="Where deliveries are POSTed: an absolute http or https URL"
+        help_text="Where deliveries are POSTed: an absolute http(s) URL of at most 2000 characters"
     )
     event_types = F.ListField(
         child=StrictCharField(max_length=64),
         max_length=100,
         required=False,
         default=["*"],
-        help_text='Public event types to receive (see the README), or ["*"] for all of them',
+        help_text='Public event types to receive (see docs/webhooks.md), or ["*"] for all of them',
     )
     description = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
 
@@ -55,7 +55,7 @@ class StrictBooleanField(F.BooleanField):
 
 
 class WebhookPatchIn(StrictSerializer):
-    url = StrictCharField(max_length=2000, required=False)
+    url = StrictCharField(required=False)
     event_types = F.ListField(child=StrictCharField(max_length=64), max_length=100, required=False)
     description = StrictCharField(max_length=200, required=False, allow_blank=True)
     active = StrictBooleanField(required=False, help_text="false: no new deliveries; pending ones fail")

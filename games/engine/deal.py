@@ -14,7 +14,7 @@ from .options import Options
 
 _DIRECTION_NAMES: Final = {0: "hold", 1: "left", 2: "across"}
 
-# Cards removed before dealing, by player count (RULES.md); Cancellation Hearts removes none.
+# Cards removed before dealing, by player count (docs/rules.md); Cancellation Hearts removes none.
 REMOVED: Final[dict[int, tuple[str, ...]]] = {
     3: ("2D",),
     4: (),

@@ -650,7 +650,7 @@ class State:
         return events
 
     def default_moon_choice(self) -> str:
-        """The choice made for a shooter who lets the clock run out (RULES.md): `add` when it ends
+        """The choice made for a shooter who lets the clock run out (docs/rules.md): `add` when it ends
         the game with the shooter among the winners, otherwise `subtract`."""
         if self.phase != MOON:
             raise self._wrong_phase("choose a moon score")

@@ -133,7 +133,7 @@ class Query(graphene.ObjectType):
         """The table as REST reads it (an overdue clock is enforced first); null when not yours."""
         p = _principal(info)
         try:
-            return TableRef(p, reads.table_for(p, id))
+            return TableRef(p, services.table_seen(p, id))
         except ServiceError as exc:
             if exc.code == "not_found":
                 return None

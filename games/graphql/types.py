@@ -8,7 +8,7 @@ from typing import Any
 import graphene
 from graphene.types.generic import GenericScalar
 
-from games import reads
+from games import reads, services
 from games.accounts import Principal
 from games.errors import Code, ServiceError
 from games.models import Table as TableModel
@@ -185,7 +185,7 @@ class TableRef:
     def table(self) -> TableModel:
         if self.model is None:
             assert self.body is not None
-            self.model = reads.table_for(self.principal, self.body["id"])
+            self.model = services.table_seen(self.principal, self.body["id"])
         return self.model
 
 

@@ -1,4 +1,4 @@
-"""Property tests: hypothesis plays whole Hearts games of every variant, checking RULES.md at every step."""
+"""Property tests: hypothesis plays whole games of every variant, checking docs/rules.md at every step."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def examples(n: int) -> settings:
     )
 
 
-# -- the rules, written down again from RULES.md, on card names only ---------------------------------
+# -- the rules, written down again from docs/rules.md, on card names only -----------------------------
 
 RANKS = "23456789TJQKA"
 SUITS = "CDSH"
@@ -229,7 +229,7 @@ class Model:
         self.leader = self.turn = lead
 
     def corner(self, name: str) -> None:
-        """Note that a rarely reached rule of RULES.md applied to a legal-move computation."""
+        """Note that a rarely reached rule of docs/rules.md applied to a legal-move computation."""
         self.corners.add(name)
         event(f"rule corner: {name}")
 
@@ -276,7 +276,7 @@ class Model:
         return hand
 
     def refusal(self, seat: int, card: str) -> set[str]:
-        """The error codes RULES.md justifies for a held card that is not legal now."""
+        """The error codes docs/rules.md justifies for a held card that is not legal now."""
         hand = {c for c, k in self.hands[seat].items() if k}
         if not self.trick:
             if self.first_trick:
@@ -372,7 +372,7 @@ class Model:
         return row
 
     def default_moon_choice(self) -> str:
-        """RULES.md: add when it ends the game with the shooter winning; otherwise subtract."""
+        """docs/rules.md: add when it ends the game with the shooter winning; otherwise subtract."""
         totals = [t + p for t, p in zip(self.totals, self.row("add"), strict=True)]
         winners = game_end(self.o, totals)
         return "add" if winners is not None and self.shooter in winners else "subtract"
@@ -511,7 +511,7 @@ class Game:
             choice = state.default_moon_choice()
             event(f"moon: default choice {choice}")
             assert choice == model.default_moon_choice(), (
-                f"default moon choice {choice!r}; RULES.md says {model.default_moon_choice()!r} "
+                f"default moon choice {choice!r}; docs/rules.md says {model.default_moon_choice()!r} "
                 f"(totals {model.totals}, shooter {seat}, target {self.o.target_score}, {self.o.tie_rule})"
             )
             return seat, MoonChoice(choice)
@@ -1187,7 +1187,7 @@ def test_decided_corners_of_the_rules_are_reached(
     seed: str,
     rnd: Random,
 ) -> None:
-    """The decisions RULES.md took where the seeds are silent, each forced by a 4-player hold-hand
+    """The decisions docs/rules.md takes where rule books are silent, each forced by a 4-player hold-hand
     deal: a first-trick void holding only hearts and the QS plays any of them (Omnibus: holding the
     bonus card too, plays the bonus card); a leader holding only hearts leads one; a leader holding
     only hearts and the QS leads the QS. The hand is then played out with every check."""

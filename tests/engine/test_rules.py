@@ -1,4 +1,4 @@
-"""One test per rule and decision of RULES.md, and one per engine error code (state left unchanged)."""
+"""One test per rule and decision of docs/rules.md, and one per engine error code (state left unchanged)."""
 
 from __future__ import annotations
 
