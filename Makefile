@@ -5,7 +5,7 @@ VENV = .venv
 BENCH_VENV = .venv-bench
 ENGINE_SRC = $(wildcard games/engine/*.py)
 
-.PHONY: run test test-compiled bench
+.PHONY: run test test-fast lint test-compiled bench
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +27,21 @@ run: $(VENV)/.installed
 	HEARTS_EMBEDDED_WORKER=1 $(VENV)/bin/uvicorn hearts_service.asgi:application \
 		--host 0.0.0.0 --port $${PORT:-8000} --lifespan off
 
-test: $(VENV)/.installed
+# Style, types and layers: ruff (lint and format), mypy (scope in pyproject.toml), import-linter.
+lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy --strict games/engine
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+test: lint
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 	$(MAKE) test-compiled
+
+# The inner loop: lint and every test not marked slow (no real servers, workers or browsers;
+# SQLite and in-process tasks when DATABASE_URL/REDIS_URL are not set). CI runs everything.
+test-fast: lint
+	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 # The engine tests again, against the compiled engine: both builds must behave the same.
 # The pytest script (not `python -m`) keeps the source tree off sys.path.

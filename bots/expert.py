@@ -273,9 +273,10 @@ def _search_halving(
     return best, root[best].reward / max(root[best].visits, 1)
 
 
-def _descend(state: State, node: _Node, me: int, shooter: int) -> None:
+def _descend(state: State, root: _Node, me: int, shooter: int) -> None:
     """One iteration below the root: walk and grow the tree, play out, back the rewards up."""
-    path = [node]
+    path = [root]
+    node: _Node | None = root  # None once the walk leaves the tree
     threat = shooter
     while state.trick or state.hands[state.turn].bit_count() > 1:  # the last trick: _finish
         if not state.trick and shooter < 0:

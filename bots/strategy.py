@@ -47,7 +47,7 @@ def decide(view: dict[str, Any], level: str, rng: random.Random) -> dict[str, An
         if searched_card is not None:
             return {"type": "play", "card": searched_card}
     if level in ("strong", "expert"):
-        chosen = strong.choose_play(view, rng)
-        if chosen is not None:
-            return {"type": "play", "card": chosen}
+        rolled_out = strong.choose_play(view, rng)
+        if rolled_out is not None:
+            return {"type": "play", "card": rolled_out}
     return {"type": "play", "card": basic.choose_play(view, cards)}

@@ -140,7 +140,9 @@ def in_turn(principal: Principal, table_id: int) -> bool:
         return False
     seating, state = row
     seat = next((s["position"] for s in seating if s["player"] == principal.player.pk), None)
-    return seat is not None and seat in state_from_dict(state).to_act()  # the engine says who acts
+    return (
+        seat is not None and state is not None and seat in state_from_dict(state).to_act()
+    )  # the engine says who acts
 
 
 def client_address(meta: dict[str, Any]) -> str:

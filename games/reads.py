@@ -14,6 +14,19 @@ from games.errors import ServiceError
 from games.models import Hand, Move, Table
 
 PAGE = 500  # most moves or events answered at once
+TABLE_STATUSES: tuple[str, ...] = tuple(Table.Status.values)
+OVER = (Table.Status.FINISHED, Table.Status.ABANDONED)  # a table that will never move again
+
+
+def is_over(table: Table) -> bool:
+    return table.status in OVER
+
+
+def unfinished_tables_of(principal: Principal, limit: int) -> list[int]:
+    """Ids of the unfinished tables the calling player sits at (at most `limit`)."""
+    player = principal.require_player("a player's tables need a player's token")
+    seated = Table.objects.filter(seats__player=player).exclude(status__in=OVER)
+    return list(seated.values_list("pk", flat=True)[:limit])
 
 
 def visible_tables(principal: Principal) -> QuerySet[Table]:
@@ -39,6 +52,21 @@ def filtered_tables(
     if mine:
         tables = tables.filter(seats__player=principal.require_player("mine needs a player's token"))
     return tables
+
+
+def tables_before(tables: QuerySet[Table], before_id: int | None, count: int) -> list[Table]:
+    """Up to `count` of these tables, newest first, with ids below `before_id` (a keyset page)."""
+    tables = tables.order_by("-id")
+    if before_id is not None:
+        tables = tables.filter(pk__lt=before_id)
+    return list(tables[:count])
+
+
+def moves_from(table: Table, first: int, limit: int = PAGE) -> list[Move]:
+    """The table's moves from sequence `first` up to the version read with the table (a move
+    committed since comes next time, once the table read with it covers it), at most `limit`."""
+    moves = table.moves.filter(seq__gte=first, seq__lte=table.version)
+    return list(moves.order_by("seq").only("seq", "events")[:limit])
 
 
 def table_for(principal: Principal, table_id: int) -> Table:
@@ -154,8 +182,8 @@ def events_after(table: Table, principal: Principal, after: int, limit: int = PA
     _check_after(table, after)
     # Up to the version read with the table: a move committed since comes in the next poll (else
     # it would come twice, as the answer's version would not cover it).
-    moves = table.moves.filter(seq__gt=after, seq__lte=table.version)
-    moves = list(moves.order_by("seq").only("seq", "events")[:limit])
+    rows = table.moves.filter(seq__gt=after, seq__lte=table.version).order_by("seq")
+    moves = list(rows.only("seq", "events")[:limit])
     more = len(moves) == limit and moves[-1].seq < table.version
     return {
         "events": events_for(moves, seat_of(table, principal)),

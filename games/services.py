@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -551,15 +552,16 @@ def _advance(
     table: Table,
     state: State,
     *,
-    timed_out: set[int] = frozenset(),
-    first_events: list[Event] = (),  # type: ignore[assignment]
+    timed_out: AbstractSet[int] = frozenset(),
+    first_events: Sequence[Event] = (),
     limit: int | None = None,
 ) -> list[Event]:
     """Make the moves the server owes: for seats whose clock ran out (once each), and for bots
     and away seats while only they are to act, stopping at the end of the hand. Each move is
     logged on its own, with the events it caused."""
 
-    hand, pending, caused, made = state.hand_no, list(first_events), [], 0
+    caused: list[Event] = []
+    hand, pending, made = state.hand_no, list(first_events), 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
     while state.phase != GAME_OVER and state.hand_no == hand:
         due = [s for s in state.to_act() if s in timed_out or _plays_itself(table, s)]

@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 import redis.asyncio as aioredis
@@ -30,13 +30,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from games import notify, ratelimit, reads, services
 from games.accounts import Principal, principal_from_header
 from games.errors import ServiceError
-from games.models import Table
+
+if TYPE_CHECKING:  # types only: the queries are in games.reads
+    from games.models import Table
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _POSITION = re.compile(r"(\d{1,12})(?::(\d{1,4}))?")
-_OVER = (Table.Status.FINISHED, Table.Status.ABANDONED)
 MAX_TABLES = 100  # most tables in one player's stream position
 
 
@@ -95,7 +96,7 @@ class Batch:
 
     @property
     def over(self) -> bool:
-        return self.table.status in _OVER and not self.more
+        return reads.is_over(self.table) and not self.more
 
 
 def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch]:
@@ -117,8 +118,7 @@ def catch_up(principal: Principal, table_id: int, after: Position) -> Batch:
     first = after.seq if after.index is not None else after.seq + 1
     # Only up to the version just read: a move committed since is sent next time, after the table
     # (and so `your_turn`) reflects it; otherwise a batch could end before its own last event.
-    moves = table.moves.filter(seq__gte=first, seq__lte=table.version)
-    moves = list(moves.order_by("seq").only("seq", "events")[: reads.PAGE])
+    moves = reads.moves_from(table, first)
     events = [
         (Position(seq, index), {"table": table.pk, **event})
         for seq, index, event in reads.visible_events(moves, seat)
@@ -297,9 +297,7 @@ async def _table_events(
 def _player_tables(principal: Principal, known: dict[int, Position]) -> list[int]:
     """The player's tables worth following: every unfinished table they sit at, and the
     tables of their position (to deliver a table's last events)."""
-    assert principal.player is not None
-    seated = Table.objects.filter(seats__player=principal.player).exclude(status__in=_OVER)
-    ids = set(seated.values_list("pk", flat=True)[:MAX_TABLES]) | set(known)
+    ids = set(reads.unfinished_tables_of(principal, MAX_TABLES)) | set(known)
     return sorted(ids)
 
 

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from games import jobs, reads
@@ -177,6 +177,39 @@ def endpoint_create(
             app=app, url=url, event_types=types, description=description, secret_salt=secrets.token_hex(32)
         )
     return endpoint, secret_of(endpoint)
+
+
+DELIVERY_STATUSES: tuple[str, ...] = tuple(WebhookDelivery.Status.values)
+
+
+def endpoints_of(app: App) -> QuerySet[WebhookEndpoint]:
+    """The app's endpoints, oldest first."""
+    return WebhookEndpoint.objects.filter(app=app).order_by("pk")
+
+
+def deliveries_of(endpoint: WebhookEndpoint, status: str | None) -> QuerySet[WebhookDelivery]:
+    """The endpoint's deliveries (of one status, when given), without their bodies."""
+    rows = endpoint.deliveries.all()
+    if status:
+        if status not in DELIVERY_STATUSES:
+            raise _error(
+                "invalid_filter", f"status must be one of {', '.join(DELIVERY_STATUSES)}", kind="malformed"
+            )
+        rows = rows.filter(status=status)
+    return rows.defer("body")
+
+
+def delivery_of(app: App, endpoint_id: int, delivery_id: uuid.UUID) -> WebhookDelivery:
+    """One delivery of one of the app's endpoints (404 otherwise)."""
+    endpoint = endpoint_of(app, endpoint_id)
+    found = endpoint.deliveries.select_related("endpoint").filter(uuid=delivery_id).first()
+    if found is None:
+        raise _error("not_found", "no such delivery", kind="not_found")
+    return found
+
+
+def endpoint_delete(endpoint: WebhookEndpoint) -> None:
+    endpoint.delete()
 
 
 def endpoint_of(app: App | None, endpoint_id: int) -> WebhookEndpoint:
@@ -326,7 +359,7 @@ def backoff(attempts: int) -> float:
     """Seconds before the next attempt after `attempts` failed ones: base * 2^(attempts-1),
     capped, with up to 25% jitter downwards (so each wait is still longer than the last)."""
     base, cap = float(_conf("WEBHOOK_BACKOFF_BASE")), float(_conf("WEBHOOK_BACKOFF_MAX"))
-    return min(cap, base * 2 ** max(0, attempts - 1)) * random.uniform(0.75, 1.0)
+    return float(min(cap, base * 2 ** max(0, attempts - 1)) * random.uniform(0.75, 1.0))
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):

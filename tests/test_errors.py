@@ -92,6 +92,8 @@ def test_graphql_error_codes_are_an_enum_of_the_same_codes() -> None:
     values = set(re.findall(r"^\s+([a-z_]+)\s*$", block.group(1), flags=re.M))
     assert values == {c.value for c in Code}
     assert re.search(r"type Error \{[^}]*code: ErrorCode!", schema, flags=re.S)
+
+
 def test_the_documented_error_table_is_the_vocabulary() -> None:
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", (ROOT / "docs" / "errors.md").read_text(), flags=re.M))
     assert documented == {c.value for c in Code}, (

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from games.models import Table
+from games.reads import TABLE_STATUSES
 
 F = serializers  # short alias: these classes are long lists of fields
 
@@ -136,7 +136,7 @@ class GameOut(F.Serializer):
 
 class TableOut(F.Serializer):
     id = F.IntegerField()
-    status = F.ChoiceField(choices=Table.Status.values)
+    status = F.ChoiceField(choices=TABLE_STATUSES)
     version = F.IntegerField(help_text="Send it back as If-Match to act only on what you saw")
     options = F.DictField()
     clocks = ClocksOut()
@@ -148,7 +148,7 @@ class TableOut(F.Serializer):
 
 class TableRowOut(F.Serializer):
     id = F.IntegerField()
-    status = F.ChoiceField(choices=Table.Status.values)
+    status = F.ChoiceField(choices=TABLE_STATUSES)
     version = F.IntegerField()
     options = F.DictField()
     hand_number = F.IntegerField()

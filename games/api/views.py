@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
@@ -34,7 +34,9 @@ from games.api.parsing import (
     validated,
 )
 from games.errors import ServiceError
-from games.models import Player, Table
+
+if TYPE_CHECKING:  # types only: the queries are in games.reads, games.services, games.accounts
+    from games.models import Player
 
 
 class ActionIn(StrictSerializer):
@@ -202,9 +204,9 @@ class PlayerTokensView(APIView):
     def post(self, request: Request, player_id: int) -> Response:
         principal = _principal(request)
         validated(EmptyIn, request.data)
-        player = Player.objects.filter(pk=player_id, app=principal.app).first() if principal.is_app else None
-        if player is None:
+        if not principal.is_app or principal.app is None:  # a player sees no players: 404, as before
             raise ServiceError("not_found", "no such player", kind="not_found")
+        player = accounts.player_of(principal.app, player_id)
         return Response({"token": accounts.token_issue(player=player)}, status=201)
 
 
@@ -251,7 +253,7 @@ class TablesView(APIView):
     @documented(
         ok=schemas.TablePageOut,
         params=[
-            OpenApiParameter("status", str, enum=list(Table.Status.values)),
+            OpenApiParameter("status", str, enum=list(reads.TABLE_STATUSES)),
             OpenApiParameter("open_seats", bool),
             OpenApiParameter("mine", bool),
             OpenApiParameter("cursor", str),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
@@ -23,8 +23,9 @@ from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
 from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
 from games.api.views import documented
-from games.errors import ServiceError
-from games.models import App, WebhookDelivery, WebhookEndpoint
+
+if TYPE_CHECKING:  # types only: the queries are in games.webhooks
+    from games.models import App, WebhookDelivery, WebhookEndpoint
 
 F = serializers
 
@@ -164,14 +165,6 @@ def _app(request: Request) -> App:
     return principal.require_app("webhooks are managed with an app key")
 
 
-def _delivery(app: App, webhook_id: int, delivery_id: uuid.UUID) -> WebhookDelivery:
-    endpoint = webhooks.endpoint_of(app, webhook_id)
-    found = endpoint.deliveries.select_related("endpoint").filter(uuid=delivery_id).first()
-    if found is None:
-        raise ServiceError("not_found", "no such delivery", kind="not_found")
-    return found
-
-
 class WebhooksView(APIView):
     """GET /webhooks: the app's endpoints. POST /webhooks {url, event_types, description}: a new
     endpoint, answered with its signing secret (shown this once)."""
@@ -180,7 +173,7 @@ class WebhooksView(APIView):
 
     @documented(ok=WebhookListOut, op="v1_webhooks_list")
     def get(self, request: Request) -> Response:
-        endpoints = WebhookEndpoint.objects.filter(app=_app(request)).order_by("pk")
+        endpoints = webhooks.endpoints_of(_app(request))
         return Response({"results": [webhook_body(e) for e in endpoints]})
 
     @documented(ok=WebhookSecretOut, request=WebhookIn, status=201)
@@ -209,7 +202,7 @@ class WebhookView(APIView):
 
     @documented(ok=None, status=204)
     def delete(self, request: Request, webhook_id: int) -> Response:
-        webhooks.endpoint_of(_app(request), webhook_id).delete()
+        webhooks.endpoint_delete(webhooks.endpoint_of(_app(request), webhook_id))
         return Response(status=204)
 
 
@@ -240,25 +233,16 @@ class DeliveriesView(APIView):
     @documented(
         ok=DeliveryPageOut,
         params=[
-            OpenApiParameter("status", str, enum=list(WebhookDelivery.Status.values)),
+            OpenApiParameter("status", str, enum=list(webhooks.DELIVERY_STATUSES)),
             OpenApiParameter("cursor", str),
         ],
         op="v1_webhooks_deliveries_list",
     )
     def get(self, request: Request, webhook_id: int) -> Response:
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
-        rows = endpoint.deliveries.all()
-        status = request.query_params.get("status")
-        if status:
-            if status not in WebhookDelivery.Status.values:
-                raise ServiceError(
-                    "invalid_filter",
-                    f"status must be one of {', '.join(WebhookDelivery.Status.values)}",
-                    kind="malformed",
-                )
-            rows = rows.filter(status=status)
+        rows = webhooks.deliveries_of(endpoint, request.query_params.get("status"))
         paginator = DeliveryPagination()
-        page = paginator.paginate_queryset(rows.defer("body"), request, view=self)
+        page = paginator.paginate_queryset(rows, request, view=self)
         assert page is not None
         return paginator.get_paginated_response([delivery_body(d) for d in page])
 
@@ -270,7 +254,9 @@ class DeliveryView(APIView):
 
     @documented(ok=DeliveryDetailOut)
     def get(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
-        return Response(delivery_body(_delivery(_app(request), webhook_id, delivery_id), detail=True))
+        return Response(
+            delivery_body(webhooks.delivery_of(_app(request), webhook_id, delivery_id), detail=True)
+        )
 
 
 class RedeliverView(APIView):
@@ -282,5 +268,5 @@ class RedeliverView(APIView):
     @documented(ok=DeliveryOut, request=EmptyIn, status=202)
     def post(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
         validated(EmptyIn, request.data)
-        delivery = webhooks.redeliver(_delivery(_app(request), webhook_id, delivery_id))
+        delivery = webhooks.redeliver(webhooks.delivery_of(_app(request), webhook_id, delivery_id))
         return Response(delivery_body(delivery), status=202)

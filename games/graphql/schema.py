@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphene
 from graphene.types.generic import GenericScalar
@@ -16,8 +16,10 @@ from games import accounts, reads, services
 from games.accounts import Principal
 from games.errors import ServiceError
 from games.graphql.types import Error, Table, TableRef
-from games.models import Player as PlayerModel
 from games.services import Idempotency, Outcome
+
+if TYPE_CHECKING:  # types only: the queries are in games.accounts
+    from games.models import Player as PlayerModel
 
 MAX_PAGE = 100
 
@@ -113,10 +115,7 @@ class Query(graphene.ObjectType):
         if not 1 <= first <= MAX_PAGE:
             raise ServiceError("invalid_filter", f"first must be 1 to {MAX_PAGE}", kind="malformed")
         tables = reads.filtered_tables(p, status=status, open_seats=bool(open_seats), mine=bool(mine))
-        tables = tables.order_by("-id")
-        if after:
-            tables = tables.filter(pk__lt=_uncursor(after))
-        rows = list(tables[: first + 1])
+        rows = reads.tables_before(tables, _uncursor(after) if after else None, first + 1)
         page = rows[:first]
         edges = [TableConnection.Edge(node=TableRef(p, t), cursor=_cursor(t.pk)) for t in page]
         return TableConnection(
@@ -426,9 +425,8 @@ class IssueToken(graphene.Mutation):
     def mutate(root: Any, info: Any, player_id: int) -> CredentialPayload:
         try:
             p = _app(info)
-            player = PlayerModel.objects.filter(pk=player_id, app=p.app).first()
-            if player is None:
-                raise ServiceError("not_found", "no such player", kind="not_found")
+            assert p.app is not None
+            player = accounts.player_of(p.app, player_id)
             return _credential(player, accounts.token_issue(player=player))
         except ServiceError as exc:
             return CredentialPayload(errors=[error_of(exc)])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphene
 from graphene.types.generic import GenericScalar
@@ -11,7 +11,9 @@ from graphene.types.generic import GenericScalar
 from games import reads, services
 from games.accounts import Principal
 from games.errors import Code, ServiceError
-from games.models import Table as TableModel
+
+if TYPE_CHECKING:  # types only: the queries are in games.reads and games.services
+    from games.models import Table as TableModel
 
 
 def _key(name: str) -> Any:
