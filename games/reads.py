@@ -109,13 +109,11 @@ def table_body(table: Table, principal: Principal) -> dict[str, Any]:
 
 
 def scoresheet(table: Table) -> dict[str, Any]:
-    """Points and running totals per finished hand, from the stored scoresheet rows."""
-    rows: dict[int, dict[str, Any]] = {}
-    for r in table.score_rows.all():
-        row = rows.setdefault(r.hand_number, {"hand": r.hand_number, "points": [], "totals": []})
-        row["points"].append(r.points)
-        row["totals"].append(r.total)
-    hands = list(rows.values())
+    """Points and running totals per finished hand (and the moon, where one was shot): the rows of
+    the engine's scoresheet, the same for every viewer, which REST and GraphQL both answer."""
+    if table.state is None:
+        return {"hands": [], "totals": []}
+    hands = view(state_from_dict(table.state), None, history=False)["scoresheet"]
     return {"hands": hands, "totals": hands[-1]["totals"] if hands else []}
 
 

@@ -24,10 +24,10 @@ def _logging(**_: Any) -> None:
 
 @signals.worker_init.connect
 def _exporter(**_: Any) -> None:
-    """CELERY_METRICS_PORT: serve this worker's metrics over HTTP (see games.metrics.start_exporter)."""
+    """CELERY_METRICS_PORT: serve this worker's metrics over HTTP (see games.infra.metrics.start_exporter)."""
     port = int(os.environ.get("CELERY_METRICS_PORT") or 0)
     if port:
-        from games import metrics
+        from games.infra import metrics
 
         metrics.start_exporter(port)
 

@@ -152,7 +152,7 @@ class RequestContextMiddleware:
         started: float,
         token: Token[dict[str, Any] | None],
     ) -> None:
-        from games import metrics  # the metrics module reads settings: import it once Django is set up
+        from games.infra import metrics  # the metrics module reads settings: import it once Django is set up
 
         try:
             seconds = time.perf_counter() - started
@@ -259,7 +259,7 @@ def task_started(
 ) -> None:
     """task_prerun: the task's ids join the log context (kept on top of a request's, for an eager
     task run inside one), and its queue latency is observed."""
-    from games import metrics
+    from games.infra import metrics
 
     name = getattr(task, "name", "") or ""
     context = {**current(), "task_id": task_id, "task": name}
@@ -277,7 +277,7 @@ def task_started(
 
 def task_finished(task_id: str | None = None, task: Any = None, state: str | None = None, **_: Any) -> None:
     """task_postrun: the task's duration is observed and the log context restored."""
-    from games import metrics
+    from games.infra import metrics
 
     token, started = _running.pop(task_id or "", (None, None))
     if started is not None:

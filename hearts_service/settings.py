@@ -101,7 +101,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Behind a proxy that terminates TLS, keep SECURE_SSL_REDIRECT on: the proxy's X-Forwarded-Proto marks
 # requests secure (SECURE_PROXY_SSL_HEADER; the proxy must set or strip that header), and the probes
 # are exempt, so kubelet and compose health checks work over plain HTTP inside the cluster (and so is
-# /metrics, scraped pod by pod; it guards itself: games.metrics._allowed).
+# /metrics, scraped pod by pod; it guards itself: games.infra.metrics._allowed).
 _SECURE = PRODUCTION
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=_SECURE)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
@@ -142,7 +142,7 @@ else:
 STREAM_POLL_SECONDS = float(os.environ.get("STREAM_POLL_SECONDS", "5" if REDIS_URL else "0.5"))
 STREAM_KEEPALIVE_SECONDS = float(os.environ.get("STREAM_KEEPALIVE_SECONDS", "15"))
 
-# Rate limits (games/ratelimit.py), counted in Redis: per token or key, per app, and per client
+# Rate limits (games/infra/ratelimit.py), counted in Redis: per token or key, per app, and per client
 # address for unauthenticated calls (guest creation). A seated player's own-turn action is exempt.
 RATE_LIMITS_ENABLED = env_bool("RATE_LIMITS_ENABLED", default=True)
 RATE_LIMITS = {
@@ -176,7 +176,7 @@ CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECON
 # Webhook sends run on their own queue, so a slow endpoint never holds a game worker: run a
 # worker for it (`celery -A hearts_service worker -Q webhooks`), or one for both (-Q celery,webhooks).
 CELERY_TASK_ROUTES = {"games.deliver_webhook": {"queue": "webhooks"}}
-# Webhooks (games/webhooks.py): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
+# Webhooks (games/webhooks/): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
 # changes every endpoint's secret); timeouts, backoff and the sweep's lost-task detection in seconds.
 WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY") or SECRET_KEY
 WEBHOOK_TIMEOUT = float(os.environ.get("WEBHOOK_TIMEOUT", "5"))
@@ -251,7 +251,7 @@ SPECTACULAR_SETTINGS = {
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 
-# -- Observability (hearts_service/observability.py, games/metrics.py; docs/operations.md "Observe") --------
+# -- Observability (hearts_service/observability.py, games/infra/metrics.py; docs/operations.md) -------
 # LOG_FORMAT: "json" (one object per line; the default in production) or "text" (the development default).
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "json" if PRODUCTION else "text").lower()
 if LOG_FORMAT not in ("json", "text"):

@@ -5,12 +5,12 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from games.graphql.view import HeartsGraphQLView
-from games.metrics import metrics_view
+from games.infra.metrics import metrics_view
 from hearts_service.views import healthz, not_found, readyz
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
-    path("metrics", metrics_view, name="metrics"),  # Prometheus; guarded, see games.metrics._allowed
+    path("metrics", metrics_view, name="metrics"),  # Prometheus; guarded, see games.infra.metrics._allowed
     path("readyz", readyz, name="readyz"),  # database and Redis answer (deploy/: readinessProbe)
     path("admin/", admin.site.urls),
     path("api/v1/", include("games.api.urls")),

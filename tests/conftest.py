@@ -78,6 +78,32 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+# What `make test-fast` leaves out: tests that start real processes (web servers, Celery workers,
+# a browser, the image's tools) or play many whole games. CI and `make test` run everything.
+SLOW_FIXTURES = frozenset({"web", "workers", "live"})
+SLOW_FILES = frozenset(
+    {
+        "test_bot_client.py",
+        "test_deploy.py",
+        "test_embedded.py",
+        "test_fuzz.py",
+        "test_load.py",
+        "test_streams.py",
+        "test_web_client.py",
+        "test_workers.py",
+    }
+)
+SLOW_TESTS = ("test_whole_game_over_",)  # the crawls of every response of whole games
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow tests (see SLOW_*), so that `-m "not slow"` is the fast inner loop."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SLOW_FIXTURES or item.path.name in SLOW_FILES or item.name.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Apply the needs_postgres / needs_redis markers declared in pyproject.toml."""
     if item.get_closest_marker("needs_postgres"):

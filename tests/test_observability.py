@@ -355,7 +355,7 @@ _CHILD = """
 import django, os, sys
 os.environ["DJANGO_SETTINGS_MODULE"] = "hearts_service.settings"
 django.setup()
-from games import metrics
+from games.infra import metrics
 if sys.argv[1] == "count":
     metrics.refused("probe_code")
 else:
@@ -377,7 +377,7 @@ def test_multiprocess_mode_adds_up_every_process(tmp_path: Path) -> None:
 
 
 def test_rate_limited_answers_are_counted(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
-    from games import ratelimit
+    from games.infra import ratelimit
 
     settings.RATE_LIMITS_ENABLED = True
 
@@ -406,7 +406,7 @@ def test_lines_logged_while_a_stream_is_produced_carry_the_request_ids(logs: Lin
     from django.http import StreamingHttpResponse
 
     closed: list[str] = []
-    log = logging.getLogger("games.streams")
+    log = logging.getLogger("games.api.streams")
 
     async def events() -> Any:
         try:
@@ -440,6 +440,6 @@ def test_lines_logged_while_a_stream_is_produced_carry_the_request_ids(logs: Lin
     sync = observability.RequestContextMiddleware(lambda request: StreamingHttpResponse(lines()))
     response = sync(request)
     assert b"".join(response) == b"x\n" and closed == ["async", "sync"]
-    streamed = [p for p in logs.parsed() if p["logger"] == "games.streams"]
+    streamed = [p for p in logs.parsed() if p["logger"] == "games.api.streams"]
     assert [p["message"] for p in streamed] == ["event 0", "event 1", "closed", "line"]
     assert all(p["request_id"] == "stream-1" and p["table_id"] == 77 for p in streamed)

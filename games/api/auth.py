@@ -10,9 +10,9 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from games import ratelimit
 from games.accounts import Principal, principal_from_header
 from games.errors import ServiceError
+from games.infra import ratelimit
 
 
 class BearerAuthentication(authentication.BaseAuthentication):
@@ -40,7 +40,7 @@ class IsPrincipal:
 
 
 class RateLimit(BaseThrottle):
-    """The rate limits of games/ratelimit.py for every REST request: per token and app when
+    """The rate limits of games/infra/ratelimit.py for every REST request: per token and app when
     authenticated, per address otherwise; a view with `in_turn_exempt` (actions) is not limited
     for a seated player on their turn. Over a limit raises RateLimited (429, Retry-After)."""
 

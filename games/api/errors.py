@@ -8,9 +8,9 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from games import metrics
 from games.errors import Code, ServiceError
-from games.ratelimit import RateLimited
+from games.infra import metrics
+from games.infra.ratelimit import RateLimited
 
 _CODE_OF_DRF = {
     exceptions.NotAuthenticated: Code.not_authenticated,

@@ -3,8 +3,7 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games import streams
-from games.api import views, webhooks
+from games.api import streams, views, webhooks
 from hearts_service.views import not_found
 
 

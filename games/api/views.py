@@ -3,8 +3,6 @@ answers with the viewer's view of the table (never the raw state)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +11,6 @@ from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -130,19 +127,10 @@ def _after(request: Request) -> int:
 
 def _idempotency(request: Request, principal: Principal, status: int) -> services.Idempotency | None:
     """The request's Idempotency-Key, with what identifies the request and how its answer is kept."""
-    key = request.headers.get("Idempotency-Key")
-    if key is None:
-        return None
-    digest = hashlib.sha256(
-        f"{request.method} {request.path}\n{request.headers.get('If-Match', '')}\n".encode()
+    what = f"{request.method} {request.path}\n{request.headers.get('If-Match', '')}"
+    return services.Idempotency.for_table(
+        principal, request.headers.get("Idempotency-Key"), what, request.data, status
     )
-    digest.update(json.dumps(request.data, sort_keys=True, separators=(",", ":")).encode())
-
-    def render(out: services.Outcome) -> tuple[int, str]:
-        assert out.table is not None
-        return status, JSONRenderer().render(reads.table_body(out.table, principal)).decode()
-
-    return services.Idempotency(principal.owner, key, digest.hexdigest(), render)
 
 
 def answer(

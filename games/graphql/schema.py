@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -160,17 +159,7 @@ class TablePayload(graphene.ObjectType):
 def _idempotency(
     principal: Principal, name: str, key: str | None, args: dict[str, Any]
 ) -> Idempotency | None:
-    if key is None:
-        return None
-    fingerprint = hashlib.sha256(
-        f"graphql {name}\n{json.dumps(args, sort_keys=True, default=str)}".encode()
-    ).hexdigest()
-
-    def render(out: Outcome) -> tuple[int, str]:
-        assert out.table is not None
-        return 200, json.dumps(reads.table_body(out.table, principal), separators=(",", ":"))
-
-    return Idempotency(principal.owner, key, fingerprint, render)
+    return Idempotency.for_table(principal, key, f"graphql {name}", args)
 
 
 def table_mutation(

@@ -219,8 +219,7 @@ class Table(graphene.ObjectType):
     hand = graphene.Field(Hand, number=graphene.Int(required=True))
 
     def resolve_scoresheet(ref: TableRef, info: Any) -> Any:
-        game = ref.view()["game"]
-        return game["scoresheet"] if game else []
+        return reads.scoresheet(ref.table())["hands"]
 
     def resolve_moves(ref: TableRef, info: Any, after: int, first: int) -> Any:
         return reads.moves_after(ref.table(), ref.principal, _after(after), _first(first))["moves"]

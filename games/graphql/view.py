@@ -37,10 +37,10 @@ from graphql import (
 from graphql.error import GraphQLSyntaxError
 from graphql.execution.values import get_variable_values
 
-from games import metrics, ratelimit
 from games.accounts import Principal, bearer_secret, principal_from_header
 from games.errors import ServiceError
 from games.graphql.limits import limits_rule
+from games.infra import metrics, ratelimit
 from hearts_service import jsonbody
 
 log = logging.getLogger(__name__)

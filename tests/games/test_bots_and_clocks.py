@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from games import services, tasks
 from games.engine import state_from_dict
 from games.models import Move, Player, Table
+from games.services import record
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks fire, as in production
 
@@ -85,7 +86,7 @@ def test_consecutive_bot_moves_are_one_transaction_and_stale_or_duplicate_tasks_
     cards = body["game"]["hand"][:3]
     client(token).post(f"/api/v1/tables/{table_id}/actions", {"type": "pass", "cards": cards}, format="json")
     queued: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(services, "_queue", lambda *task: queued.append(task))  # hold the tasks back
+    monkeypatch.setattr(record, "queue_tasks", lambda *task: queued.append(task))  # hold the tasks back
     table = Table.objects.get(pk=table_id)
     while not table.bot_turn:  # the person plays until bots owe moves
         card = state_from_dict(table.state).legal_actions(0)[0].to_dict()

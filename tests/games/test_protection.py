@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
-from games import ratelimit
 from games.accounts import app_create
+from games.infra import ratelimit
 from games.models import Move, Table
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 from games.accounts import app_create
+from games.api.streams import Position, format_player_position, parse_player_position
 from games.errors import ServiceError
-from games.streams import Position, format_player_position, parse_player_position
 
 pytestmark = [
     pytest.mark.needs_postgres,

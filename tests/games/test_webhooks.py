@@ -27,6 +27,7 @@ from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
+from games.webhooks import transport
 from tests.games.test_schema import CONFORMS, schema  # loaded at collection: it makes a request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -408,10 +409,10 @@ def test_duplicate_and_interrupted_task_runs_never_mark_a_delivery_wrong(
     def killed(*args: Any) -> Any:
         raise SystemExit("worker killed")
 
-    monkeypatch.setattr(webhooks, "post", killed)
+    monkeypatch.setattr(transport, "post", killed)
     with pytest.raises(SystemExit):
         webhooks.attempt(delivery_id)
-    monkeypatch.setattr(webhooks, "post", real_post)
+    monkeypatch.setattr(transport, "post", real_post)
     delivery.refresh_from_db()
     assert delivery.status == "pending" and delivery.attempts == 2
     assert delivery.next_attempt_at is not None and delivery.next_attempt_at > timezone.now()  # leased
@@ -433,9 +434,9 @@ def test_duplicate_and_interrupted_task_runs_never_mark_a_delivery_wrong(
         webhooks.redeliver(WebhookDelivery.objects.select_related("endpoint").get(pk=delivery.pk))
         return real_post(*args)
 
-    monkeypatch.setattr(webhooks, "post", slow)
+    monkeypatch.setattr(transport, "post", slow)
     assert webhooks.attempt(delivery_id) == "superseded"
-    monkeypatch.setattr(webhooks, "post", real_post)
+    monkeypatch.setattr(transport, "post", real_post)
     delivery.refresh_from_db()
     assert delivery.status == "pending" and delivery.next_attempt_at is not None
     assert webhooks.attempt(delivery_id) == "succeeded"

@@ -22,8 +22,8 @@ from django.conf import settings
 
 from games.accounts import Principal
 from games.engine import state_from_dict
+from games.infra.notify import shared_redis
 from games.models import Table
-from games.notify import shared_redis
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,10 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
-from games import notify, ratelimit, reads, services
+from games import reads, services
 from games.accounts import Principal, principal_from_header
 from games.errors import ServiceError
+from games.infra import notify, ratelimit
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.models import Table

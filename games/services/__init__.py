@@ -1,0 +1,49 @@
+"""The only code that changes a table: each change is one transaction that locks the table row.
+
+`lobby` creates tables and changes their seats, `play` applies the seats' actions and the moves the
+server owes, `record` writes what a change leaves behind (the move log, the state, the hands and
+the scoresheet, and after the commit the wake-ups and tasks), and `common` holds the transaction
+(locking, the client's version, idempotent answers) they all run in. The adapters import only
+what is re-exported here.
+"""
+
+from games.services.common import (
+    CLOCK_DEFAULTS,
+    UNSCOPED,
+    Idempotency,
+    Outcome,
+    Scope,
+    check_level,
+    clocks_from,
+)
+from games.services.lobby import bot_add, seat_join, seat_leave, table_abandon, table_create, table_start
+from games.services.play import (
+    action_submit,
+    bots_play,
+    clock_expired,
+    seat_back,
+    table_replay,
+    table_seen,
+)
+
+__all__ = [
+    "CLOCK_DEFAULTS",
+    "UNSCOPED",
+    "Idempotency",
+    "Outcome",
+    "Scope",
+    "action_submit",
+    "bot_add",
+    "bots_play",
+    "check_level",
+    "clock_expired",
+    "clocks_from",
+    "seat_back",
+    "seat_join",
+    "seat_leave",
+    "table_abandon",
+    "table_create",
+    "table_replay",
+    "table_seen",
+    "table_start",
+]

@@ -1,0 +1,218 @@
+"""The transaction every change runs in: locking a table, the client's version, idempotent answers,
+and the checks and validated inputs the changes share."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from bots import LEVELS
+from games import reads
+from games.accounts import Principal
+from games.engine import Event
+from games.errors import ServiceError
+from games.models import App, IdempotentRequest, Move, Seat, Table
+from games.services.record import schedule
+
+# Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away.
+CLOCK_DEFAULTS: dict[str, int | None] = {"pass": 60, "play": 30, "moon": 30, "away_after": 2}
+_CLOCK_LIMITS = {"pass": (5, 86_400), "play": (5, 86_400), "moon": (5, 86_400), "away_after": (1, 20)}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a request did: the table after it, and the engine events of the action.
+    With an idempotency key, `response` is the (status, body) answered the first time, and
+    `replayed` says this request repeated it (then nothing was applied again and `table` is None)."""
+
+    table: Table | None
+    events: list[Event] = field(default_factory=list)
+    response: tuple[int, str] | None = None
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """An Idempotency-Key sent with a request: `owner` is who sent it ('player:7', 'app:2'),
+    `fingerprint` identifies the request (a hash of method, path and body), and `render` turns
+    the outcome into the (status, body) that is stored and answered to every repeat."""
+
+    owner: str
+    key: str
+    fingerprint: str
+    render: Callable[[Outcome], tuple[int, str]]
+
+    @classmethod
+    def for_table(
+        cls, principal: Principal, key: str | None, what: str, payload: Any, status: int = 200
+    ) -> Idempotency | None:
+        """The Idempotency-Key of a request answered with the caller's view of a table, for both
+        APIs: `what` names the request (REST: method, path and If-Match; GraphQL: the mutation)
+        and `payload` is its input; the stored answer is the table as `principal` sees it."""
+        if key is None:
+            return None
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+        fingerprint = hashlib.sha256(f"{what}\n{canonical}".encode()).hexdigest()
+
+        def render(out: Outcome) -> tuple[int, str]:
+            assert out.table is not None
+            body = reads.table_body(out.table, principal)
+            return status, json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+        return cls(principal.owner, key, fingerprint, render)
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.key) <= 128 or not (self.key.isascii() and self.key.isprintable()):
+            raise ServiceError(
+                "invalid_idempotency_key",
+                "an idempotency key is 1 to 128 printable ASCII characters",
+                kind="malformed",
+            )
+
+
+class Unscoped:
+    """Scope of service calls made by the service itself (tasks), which see every table."""
+
+
+UNSCOPED = Unscoped()
+Scope = App | None | Unscoped
+
+
+def clocks_from(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
+    """Validated turn clocks: the defaults, overridden per key; null turns a clock off."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ServiceError("invalid_clock", "clocks is an object like {'play': 30}", kind="malformed")
+    clocks = dict(CLOCK_DEFAULTS)
+    for name, value in raw.items():
+        if name not in CLOCK_DEFAULTS:
+            raise ServiceError(
+                "invalid_clock",
+                f"unknown clock {name!r}; known: {', '.join(CLOCK_DEFAULTS)}",
+                kind="malformed",
+                clock=str(name),
+            )
+        low, high = _CLOCK_LIMITS[name]
+        if value is None and name != "away_after":
+            clocks[name] = None
+            continue
+        if type(value) is not int or not low <= value <= high:
+            raise ServiceError(
+                "invalid_clock",
+                f"clock {name!r} must be a whole number from {low} to {high}"
+                + ("" if name == "away_after" else " (seconds), or null for no clock"),
+                kind="malformed",
+                clock=name,
+            )
+        clocks[name] = value
+    return clocks
+
+
+def check_level(level: object) -> None:
+    """Refuse an unknown bot level with `invalid_bot_level` (the levels are in `bots.LEVELS`)."""
+    if level not in LEVELS:
+        raise ServiceError(
+            "invalid_bot_level",
+            f"bot level must be one of {', '.join(LEVELS)}",
+            kind="malformed",
+            levels=list(LEVELS),
+        )
+
+
+def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
+    """Run `act` in one transaction. With an idempotency key, the first answer is stored in that
+    same transaction, so a request either acted and left its answer or did neither; a repeat
+    (after the first committed, or racing it on the same key) gets the stored answer."""
+    if idempotency is None:
+        with transaction.atomic():
+            out = act()
+            schedule(out.table)
+            return out
+    try:
+        with transaction.atomic():
+            out = act()
+            schedule(out.table)
+            status, body = idempotency.render(out)
+            IdempotentRequest.objects.create(
+                owner=idempotency.owner,
+                key=idempotency.key,
+                fingerprint=idempotency.fingerprint,
+                status=status,
+                body=body,
+            )
+            return Outcome(out.table, out.events, (status, body))
+    except (ServiceError, IntegrityError):
+        # A repeat fails where the first succeeded (the seat already passed, the key's row
+        # exists): answer with the first response if there is one, else this refusal.
+        prior = IdempotentRequest.objects.filter(owner=idempotency.owner, key=idempotency.key).first()
+        if prior is None:
+            raise
+        if prior.fingerprint != idempotency.fingerprint:
+            raise ServiceError(
+                "idempotency_key_reused",
+                "this idempotency key was used for a different request",
+                kind="conflict",
+            ) from None
+        return Outcome(None, response=(prior.status, prior.body), replayed=True)
+
+
+def locked(table_id: int, scope: Scope, *, with_seats: bool = True) -> tuple[Table, list[Seat]]:
+    """The table row, locked until the transaction ends, and (when asked) its seats with their players."""
+    tables = Table.objects.select_for_update(of=("self",)).filter(pk=table_id)
+    if not isinstance(scope, Unscoped):
+        tables = tables.filter(app=scope)
+    table = tables.first()
+    if table is None:  # another app's table is indistinguishable from no table
+        raise ServiceError("not_found", "no such table", kind="not_found")
+    if not with_seats:
+        return table, []
+    return table, list(Seat.objects.filter(table=table).select_related("player"))
+
+
+def check_version(table: Table, expected: int | None) -> None:
+    if expected is not None and expected != table.version:
+        raise ServiceError(
+            "stale_version",
+            f"the table is at version {table.version}, not {expected}",
+            kind="conflict",
+            version=table.version,
+        )
+
+
+def check_version_for_pass(table: Table, position: int, expected: int | None) -> None:
+    """Passes are simultaneous: other seats' passes since the version a client saw are not a
+    conflict, so players passing at the same moment never reject each other."""
+    if expected is None or expected == table.version:
+        return
+    since = table.moves.filter(seq__gt=expected)
+    if (
+        expected > table.version
+        or since.exclude(kind=Move.Kind.PASS).exists()
+        or since.filter(position=position).exists()
+    ):
+        check_version(table, expected)
+
+
+def require_open(table: Table) -> None:
+    if table.status != Table.Status.OPEN:
+        raise ServiceError("table_not_open", f"the table is {table.status}, no longer open", kind="rules")
+
+
+def open_seat(seats: list[Seat], position: int | None) -> Seat:
+    if position is None:
+        for seat in seats:
+            if not seat.taken:
+                return seat
+        raise ServiceError("table_full", "every seat is taken", kind="conflict")
+    for seat in seats:
+        if seat.position == position:
+            if seat.taken:
+                raise ServiceError("seat_taken", f"seat {position} is taken", kind="conflict")
+            return seat
+    raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")

@@ -1,0 +1,222 @@
+"""The lobby: creating a table, taking and leaving seats, seating bots, starting and abandoning.
+
+Every change to an open table's seats follows one template (`_seat_change`): lock the table,
+check the version the client saw, require the table open, make the change, copy the seats onto
+the table, start the game when every seat is taken, save; each is one move in the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from games.engine import EngineError, Options, new_seed
+from games.errors import ServiceError
+from games.models import App, Move, Player, Seat, Table
+from games.services.common import (
+    UNSCOPED,
+    Idempotency,
+    Outcome,
+    Scope,
+    check_level,
+    check_version,
+    clocks_from,
+    locked,
+    open_seat,
+    require_open,
+    run,
+)
+from games.services.record import log, public, seated, start_if_full
+
+Change = Callable[[Table, list[Seat]], None]
+
+
+def _seat_change(
+    table_id: int,
+    scope: Scope,
+    expected_version: int | None,
+    idempotency: Idempotency | None,
+    change: Change,
+    *,
+    may_start: bool = True,
+) -> Outcome:
+    """The one template of a change to an open table's seats (see the module's docstring)."""
+
+    def act() -> Outcome:
+        table, seats = locked(table_id, scope)
+        check_version(table, expected_version)
+        require_open(table)
+        change(table, seats)
+        seated(table, seats)
+        if may_start:
+            start_if_full(table, seats)
+        table.save()
+        return Outcome(table)
+
+    return run(act, idempotency)
+
+
+def _seat_bot(table: Table, seat: Seat, level: str) -> None:
+    seat.bot_level = level
+    seat.save(update_fields=["bot_level"])
+    log(
+        table,
+        Move.Kind.ADD_BOT,
+        seat.position,
+        {"level": level},
+        [public("bot_added", seat=seat.position, level=level)],
+    )
+
+
+def table_create(
+    *,
+    options: Mapping[str, Any] | None = None,
+    bots: Mapping[int, str] | None = None,
+    clocks: Mapping[str, Any] | None = None,
+    seed: str | None = None,
+    app: App | None = None,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """A new open table; `bots` fills seats with bots of the given level at once (a table of
+    bots only starts at once)."""
+    try:
+        opts = Options.from_dict(options or {})
+    except EngineError as exc:
+        raise ServiceError.from_engine(exc) from exc
+    clock_set = clocks_from(clocks)
+    bots = dict(bots or {})
+    for position, level in bots.items():
+        if type(position) is not int or not 0 <= position < opts.players:
+            raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
+        check_level(level)
+
+    def act() -> Outcome:
+        table = Table.objects.create(
+            app=app, options=opts.to_dict(), clocks=clock_set, seed=seed or new_seed()
+        )
+        seats = Seat.objects.bulk_create(
+            Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
+        )
+        for position, level in sorted(bots.items()):
+            event = public("bot_added", seat=position, level=level)
+            log(table, Move.Kind.ADD_BOT, position, {"level": level}, [event])
+        seated(table, seats)
+        start_if_full(table, seats)
+        table.save()
+        return Outcome(table)
+
+    return run(act, idempotency)
+
+
+def seat_join(
+    *,
+    table_id: int,
+    player: Player,
+    position: int | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Seat a player (at `position`, or the lowest open seat); the game starts when every seat is taken."""
+
+    def change(table: Table, seats: list[Seat]) -> None:
+        if any(s.player_id == player.pk for s in seats):
+            raise ServiceError("already_seated", "you already have a seat at this table", kind="conflict")
+        seat = open_seat(seats, position)
+        seat.player = player
+        seat.save(update_fields=["player"])
+        event = public("seat_taken", seat=seat.position, player=player.pk, name=player.name)
+        log(table, Move.Kind.JOIN, seat.position, {"player": player.pk}, [event])
+
+    return _seat_change(table_id, scope, expected_version, idempotency, change)
+
+
+def bot_add(
+    *,
+    table_id: int,
+    level: str = "random",
+    position: int | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Put a bot in a seat (the lowest open seat unless `position` is given)."""
+    check_level(level)
+
+    def change(table: Table, seats: list[Seat]) -> None:
+        _seat_bot(table, open_seat(seats, position), level)
+
+    return _seat_change(table_id, scope, expected_version, idempotency, change)
+
+
+def table_start(
+    *,
+    table_id: int,
+    fill_with: str = "basic",
+    player: Player | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Start now: every open seat gets a bot of level `fill_with`. A player must be seated to
+    start; an app (player None) may start any of its tables."""
+    check_level(fill_with)
+
+    def change(table: Table, seats: list[Seat]) -> None:
+        if player is not None and not any(s.player_id == player.pk for s in seats):
+            raise ServiceError("not_seated", "only a seated player can start the table", kind="rules")
+        for seat in seats:
+            if not seat.taken:
+                _seat_bot(table, seat, fill_with)
+
+    return _seat_change(table_id, scope, expected_version, idempotency, change)
+
+
+def seat_leave(
+    *,
+    table_id: int,
+    player: Player,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Give up a seat before the game starts."""
+
+    def change(table: Table, seats: list[Seat]) -> None:
+        seat = next((s for s in seats if s.player_id == player.pk), None)
+        if seat is None:
+            raise ServiceError("not_seated", "you have no seat at this table", kind="conflict")
+        seat.player = None
+        seat.save(update_fields=["player"])
+        log(
+            table,
+            Move.Kind.LEAVE,
+            seat.position,
+            {"player": player.pk},
+            [public("seat_left", seat=seat.position, player=player.pk)],
+        )
+
+    return _seat_change(table_id, scope, expected_version, idempotency, change, may_start=False)
+
+
+def table_abandon(
+    *,
+    table_id: int,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Close an unfinished table for good (an operator's decision); its log stays readable."""
+
+    def act() -> Outcome:
+        table, _ = locked(table_id, scope, with_seats=False)
+        check_version(table, expected_version)
+        if table.status in (Table.Status.FINISHED, Table.Status.ABANDONED):
+            raise ServiceError("table_closed", f"the table is already {table.status}", kind="rules")
+        log(table, Move.Kind.ABANDON, None, {}, [public("table_abandoned")])
+        table.status = Table.Status.ABANDONED
+        table.deadline = None
+        table.save()
+        return Outcome(table)
+
+    return run(act, idempotency)

@@ -1,0 +1,261 @@
+"""Playing: a seat's pass, play or moon choice, the moves the server owes (bots, seats marked away,
+clocks that ran out), a player taking their seat back, and a table rebuilt from its log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from django.utils import timezone
+
+from bots.strategy import decide
+from games import reads
+from games.accounts import Principal
+from games.engine import (
+    GAME_OVER,
+    MOON,
+    EngineError,
+    Event,
+    MoonChoice,
+    Options,
+    Pass,
+    State,
+    action_from_dict,
+    state_from_dict,
+    view,
+)
+from games.errors import ServiceError
+from games.infra import metrics
+from games.models import Move, Player, Seat, Table
+from games.services.common import (
+    UNSCOPED,
+    Idempotency,
+    Outcome,
+    Scope,
+    check_version,
+    check_version_for_pass,
+    locked,
+    run,
+)
+from games.services.record import KIND_OF_ACTION, log, plays_itself, public, seated, store_state
+
+_PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
+
+
+def action_submit(
+    *,
+    table_id: int,
+    action: Mapping[str, Any],
+    player: Player | None = None,
+    position: int | None = None,
+    expected_version: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Apply one seat's pass, play or moon choice (the wire form of `games.engine` actions): the
+    seat of `player`, or `position` when the service acts for a seat itself."""
+    try:
+        parsed = action_from_dict(action)
+    except EngineError as exc:
+        raise ServiceError.from_engine(exc) from exc
+    payload = parsed.to_dict()
+
+    def act() -> Outcome:
+        table, _ = locked(table_id, scope, with_seats=False)
+        seat = position
+        if player is not None:
+            seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
+            if seat is None:
+                raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
+        if seat is None or not 0 <= seat < len(table.seating):
+            raise ServiceError("invalid_seat", f"no seat {seat!r} at this table", kind="malformed")
+        if isinstance(parsed, Pass):
+            check_version_for_pass(table, seat, expected_version)
+        else:
+            check_version(table, expected_version)
+        if table.state is None or table.status == Table.Status.ABANDONED:
+            code, why = (
+                ("not_started", "has not started yet")
+                if table.state is None
+                else ("table_closed", "was abandoned")
+            )
+            raise ServiceError(code, f"the game {why}", kind="rules")
+        state = state_from_dict(table.state)
+        before = (state.phase, state.hand_no, len(state.sheet))
+        try:
+            events = state.push(seat, parsed)
+        except EngineError as exc:
+            if table.deadline is not None and table.deadline <= timezone.now():
+                overdue.append(table.pk)
+            raise ServiceError.from_engine(exc) from exc
+        fields = _PLAY_FIELDS
+        if player is not None and (table.seating[seat]["away"] or table.seating[seat].get("timeouts")):
+            events = [*take_back(table, seat), *events]  # timeouts count only in a row
+            fields = [*_PLAY_FIELDS, "seating"]
+        key = idempotency.key if idempotency else ""
+        log(table, KIND_OF_ACTION[type(parsed)], seat, payload, events, key)
+        metrics.action_applied(KIND_OF_ACTION[type(parsed)], "human")
+        store_state(table, state, before)
+        table.save(update_fields=fields)
+        return Outcome(table, events)
+
+    overdue: list[int] = []
+    try:
+        return run(act, idempotency)
+    finally:  # a write refused on a table whose clock ran out makes the server act first
+        if overdue:
+            clock_expired(table_id=overdue[0])
+
+
+def seat_back(
+    *, table_id: int, player: Player, scope: Scope = UNSCOPED, idempotency: Idempotency | None = None
+) -> Outcome:
+    """ "I'm back": a player whose seat was marked away after timeouts takes it back from the bot.
+    Nothing changes (and the version stays) when the seat was not away."""
+
+    def act() -> Outcome:
+        table, _ = locked(table_id, scope, with_seats=False)
+        seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
+        if seat is None:
+            raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
+        if table.seating[seat]["away"] or table.seating[seat].get("timeouts"):
+            log(table, Move.Kind.BACK, seat, {}, take_back(table, seat))
+            if table.state is not None:
+                state = state_from_dict(table.state)
+                table.bot_turn = state.phase != GAME_OVER and any(
+                    plays_itself(table, s) for s in state.to_act()
+                )
+            table.save()
+        return Outcome(table)
+
+    return run(act, idempotency)
+
+
+def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outcome:
+    """Every move owed by bots and seats marked away, as long as only they are to act, in one
+    transaction (each its own move in the log), up to the end of the current hand, or `limit`
+    moves (then the commit queues the rest as a new task). A task queued for another version
+    (stale, or delivered twice) does nothing."""
+
+    def act() -> Outcome:
+        table, _ = locked(table_id, UNSCOPED, with_seats=False)
+        if table.version != version or not table.bot_turn or table.state is None:
+            return Outcome(None)
+        events = advance(table, state_from_dict(table.state), limit=limit)
+        table.save()
+        return Outcome(table, events)
+
+    return run(act, None)
+
+
+def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime | None = None) -> Outcome:
+    """The clock ran out: the server acts for every seat it was waiting on (the basic bot's pass
+    or play, the moon default of docs/rules.md). A seat that times out `away_after` times in a row is
+    marked away and played by a bot until its player acts again. Nothing happens when the
+    deadline has not passed or `version` is not the table's (the table moved on)."""
+
+    def act() -> Outcome:
+        table, seats = locked(table_id, UNSCOPED)
+        moment = now or timezone.now()
+        if (
+            (version is not None and table.version != version)
+            or table.deadline is None
+            or table.deadline > moment
+            or table.state is None
+            or table.status in (Table.Status.FINISHED, Table.Status.ABANDONED)
+        ):
+            return Outcome(None)
+        state = state_from_dict(table.state)
+        late = [s for s in state.to_act() if not plays_itself(table, s)]
+        marked: list[Event] = []
+        for seat in late:
+            row = seats[seat]
+            row.timeouts += 1
+            if row.timeouts >= (table.clocks.get("away_after") or 2) and not row.away:
+                row.away = True
+                marked.append(public("seat_away", seat=seat))
+            row.save(update_fields=["timeouts", "away"])
+        seated(table, seats)
+        events = advance(table, state, timed_out=set(late), first_events=marked)
+        table.save()
+        return Outcome(table, events)
+
+    return run(act, None)
+
+
+def table_seen(principal: Principal, table_id: int) -> Table:
+    """The table a caller is about to read. When its clock has run out and no worker has acted
+    yet, the server acts for the late seats first (as the clock task would), then answers the new
+    state: a reader never sees a deadline in the past."""
+    table = reads.table_for(principal, table_id)
+    if table.deadline is not None and table.deadline <= timezone.now():
+        out = clock_expired(table_id=table.pk, version=table.version)
+        table = out.table or reads.table_for(principal, table_id)
+    return table
+
+
+def table_replay(table: Table) -> State | None:
+    """Rebuild a table's game from its seed and move log alone (None before the start)."""
+    if not table.moves.filter(kind=Move.Kind.START).exists():
+        return None
+    state = State.new_game(Options.from_dict(table.options), table.seed, table=str(table.pk))
+    for move in table.moves.filter(kind__in=list(KIND_OF_ACTION.values())).order_by("seq"):
+        assert move.position is not None
+        state.push(move.position, action_from_dict(move.payload))
+    return state
+
+
+def take_back(table: Table, seat: int) -> list[Event]:
+    """The player is back: their seat is theirs again, with its timeout count reset."""
+    was_away = table.seating[seat]["away"]
+    Seat.objects.filter(table=table, position=seat).update(away=False, timeouts=0)
+    table.seating = [dict(s, away=False, timeouts=0) if s["position"] == seat else s for s in table.seating]
+    return [public("seat_back", seat=seat)] if was_away else []
+
+
+def advance(
+    table: Table,
+    state: State,
+    *,
+    timed_out: AbstractSet[int] = frozenset(),
+    first_events: Sequence[Event] = (),
+    limit: int | None = None,
+) -> list[Event]:
+    """Make the moves the server owes: for seats whose clock ran out (once each), and for bots
+    and away seats while only they are to act, stopping at the end of the hand. Each move is
+    logged on its own, with the events it caused."""
+
+    caused: list[Event] = []
+    hand, pending, made = state.hand_no, list(first_events), 0
+    missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
+    while state.phase != GAME_OVER and state.hand_no == hand:
+        due = [s for s in state.to_act() if s in timed_out or plays_itself(table, s)]
+        if not due:
+            break
+        for seat in due:
+            if limit is not None and made >= limit:
+                return caused
+            made += 1
+            before = (state.phase, state.hand_no, len(state.sheet))
+            if seat in timed_out and state.phase == MOON:
+                action: Any = MoonChoice(state.default_moon_choice())
+            else:
+                level = table.seating[seat]["bot"] or "basic"
+                rng = random.Random(f"{table.seed}/{table.version}/{seat}")
+                with metrics.bot_decision(level):
+                    action = action_from_dict(decide(view(state, seat), level, rng))
+            events = state.push(seat, action)
+            if seat in timed_out:
+                events = [public("turn_timed_out", seat=seat, deadline=missed), *events]
+            events, pending = [*pending, *events], []
+            caused += events
+            log(table, KIND_OF_ACTION[type(action)], seat, action.to_dict(), events)
+            metrics.action_applied(KIND_OF_ACTION[type(action)], "timeout" if seat in timed_out else "bot")
+            if seat in timed_out:
+                metrics.timeout(KIND_OF_ACTION[type(action)])
+            store_state(table, state, before)
+        timed_out = set()  # a timeout acts once; seats marked away go on through plays_itself
+    return caused

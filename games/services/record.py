@@ -1,0 +1,162 @@
+"""What a change writes besides the table row: the move log with its events (and the app's webhook
+deliveries, in the same transaction), the seats copied onto the table, the engine state with the
+hands, scoresheet and turn deadline kept in step, and, after the commit, the wake-ups and tasks."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from games import webhooks
+from games.engine import (
+    GAME_OVER,
+    PASSING,
+    Event,
+    MoonChoice,
+    Options,
+    Pass,
+    Play,
+    State,
+    hand_seed,
+    seed_commitment,
+    state_to_dict,
+)
+from games.engine.deal import pass_direction
+from games.infra import jobs, notify
+from games.models import Hand, Move, ScoreRow, Seat, Table
+
+_STATUS_OF_PHASE = {
+    "passing": Table.Status.PASSING,
+    "playing": Table.Status.PLAYING,
+    "moon_choice": Table.Status.MOON_CHOICE,
+    "game_over": Table.Status.FINISHED,
+}
+KIND_OF_ACTION = {Pass: Move.Kind.PASS, Play: Move.Kind.PLAY, MoonChoice: Move.Kind.MOON}
+_CLOCK_OF_PHASE = {"passing": "pass", "playing": "play", "moon_choice": "moon"}
+
+
+def public(type: str, **data: Any) -> Event:
+    return Event(type, data, None)
+
+
+_FINISHING = {"game_over": "finished", "table_abandoned": "abandoned"}
+
+
+def log(
+    table: Table,
+    kind: str,
+    position: int | None,
+    payload: dict[str, Any],
+    events: Iterable[Event] = (),
+    key: str = "",
+) -> None:
+    """Append one move and the events it caused, each as [type, data, the one seat allowed to see
+    it or None for everyone, hand number]."""
+    table.version += 1
+    tagged, hand = [], table.hand_number
+    for e in events:  # each event carries the hand it belongs to (a move can end one and deal the next)
+        hand = e.data["hand"] if e.type == "hand_started" else hand
+        tagged.append([e.type, dict(e.data), e.to, hand])
+        if e.type in _FINISHING:  # one event says the table is over, however it ended
+            finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
+            tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
+    Move.objects.create(
+        table=table,
+        seq=table.version,
+        hand=table.hand_number,
+        kind=kind,
+        position=position,
+        payload=payload,
+        events=tagged,
+        idempotency_key=key,
+    )
+
+    webhooks.record(table, tagged)
+
+
+def seated(table: Table, seats: list[Seat]) -> None:
+    """Copy the seats onto the table row, so that a table is read (and acted on) in one query."""
+    table.seating = [
+        {
+            "position": s.position,
+            "player": s.player_id,
+            "name": s.player.name if s.player else None,
+            "bot": s.bot_level or None,
+            "away": s.away,
+            "timeouts": s.timeouts,
+        }
+        for s in seats
+    ]
+
+
+def plays_itself(table: Table, seat: int) -> bool:
+    """A bot's seat, or a person's seat marked away: the server makes its moves."""
+    info = table.seating[seat]
+    return bool(info["bot"] or info.get("away"))
+
+
+def start_if_full(table: Table, seats: list[Seat]) -> None:
+    if table.status != Table.Status.OPEN or not all(s.taken for s in seats):
+        return
+    events: list[Event] = [public("game_started")]
+    state = State.new_game(Options.from_dict(table.options), table.seed, events, table=str(table.pk))
+    log(table, Move.Kind.START, None, {}, events)
+    store_state(table, state, (None, 0, 0))
+
+
+def store_state(table: Table, state: State, before: tuple[str | None, int, int]) -> None:
+    """Save the engine state; keep the hand and scoresheet tables and the turn deadline in step
+    with it. Only a new hand or a newly scored one costs queries beyond the table row and the move."""
+    phase_before, dealt_before, scored_before = before
+    table.state = state_to_dict(state)
+    table.status = _STATUS_OF_PHASE[state.phase]
+    table.hand_number = state.hand_no
+    for row in state.sheet[scored_before:]:
+        ScoreRow.objects.bulk_create(
+            ScoreRow(table=table, hand_number=row["hand"], position=p, points=pts, total=tot)
+            for p, (pts, tot) in enumerate(zip(row["points"], row["totals"], strict=True))
+        )
+        Hand.objects.filter(table=table, number=row["hand"]).update(finished=True)
+    for number in range(dealt_before + 1, state.hand_no + 1):
+        seed = hand_seed(state.seed, number)
+        Hand.objects.create(
+            table=table,
+            number=number,
+            pass_direction=pass_direction(state.options, number),
+            seed=seed,
+            deal_commitment=seed_commitment(seed, str(table.pk)),
+        )
+    table.bot_turn = state.phase != GAME_OVER and any(plays_itself(table, s) for s in state.to_act())
+    # One clock for the whole pass (seats pass at once); a fresh one for every turn after.
+    same_pass = state.phase == PASSING and phase_before == PASSING and state.hand_no == dealt_before
+    if state.phase == GAME_OVER:
+        table.deadline = None
+    elif not same_pass:
+        seconds = table.clocks.get(_CLOCK_OF_PHASE[state.phase])
+        table.deadline = None if seconds is None else timezone.now() + dt.timedelta(seconds=seconds)
+
+
+def schedule(table: Table | None) -> None:
+    """After the commit: wake the table's streams, queue a worker task for the moves bots owe, and
+    one for the turn clock."""
+    if table is None:
+        return
+    players = [s["player"] for s in table.seating if s["player"] is not None]
+    transaction.on_commit(partial(notify.publish, table.pk, table.version, players))
+    if table.state is None:
+        return
+    table_id, version, deadline, bot_turn = table.pk, table.version, table.deadline, table.bot_turn
+    if bot_turn or deadline is not None:
+        transaction.on_commit(lambda: queue_tasks(table_id, version, bot_turn, deadline))
+
+
+def queue_tasks(table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | None) -> None:
+    if bot_turn:
+        jobs.play_bots(table_id, version)
+    if deadline is not None:
+        jobs.enforce_clock(table_id, version, deadline)

@@ -1,0 +1,71 @@
+"""Signed webhooks: an app's endpoints, the deliveries recorded with each move, and sending them.
+
+- Recording (`record`, called by `services.record.log`): a move's PUBLIC events (never an event meant
+  for one seat, such as cards_dealt or cards_received) become one delivery per matching endpoint,
+  in the move's own transaction, so a committed move always has its deliveries and a rolled-back
+  one never does. The send is queued after the commit.
+- Sending (`attempt`, run by the `games.deliver_webhook` task on the `webhooks` queue, or by the
+  embedded sweep's sender thread): claim the row (row lock, a lease on `next_attempt_at`), POST
+  outside any transaction with a short timeout, then record the result only if the claim is still
+  the current one. Duplicate tasks find the row claimed or done and do nothing; a worker killed
+  mid-send leaves a lease that runs out, and the sweep queues the delivery again. Delivery is at
+  least once: receivers dedupe on the delivery id (`Hearts-Delivery`, the body's `id`).
+- Signing: `Hearts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, f"{t}.{body}")>`.
+- The secret is not stored: an endpoint keeps a random salt, and the secret is
+  `whsec_` + HMAC-SHA256(WEBHOOK_SECRET_KEY, salt). The database alone cannot sign; rotating
+  WEBHOOK_SECRET_KEY changes every endpoint's secret (rotate one with POST .../secret).
+
+Modules: `base` (event types, header, settings), `endpoints` (an app's endpoints and secrets),
+`recording` (deliveries recorded with each move), `transport` (signing, the POST) and `sending`
+(an attempt, retries and the sweep). Callers import what is re-exported here.
+"""
+
+from games.webhooks.base import HIDDEN_EVENT_TYPES, PUBLIC_EVENT_TYPES, QUEUE, SECRET_PREFIX, SIGNATURE_HEADER
+from games.webhooks.endpoints import (
+    DELIVERY_STATUSES,
+    check_event_types,
+    check_url,
+    deliveries_of,
+    delivery_of,
+    endpoint_create,
+    endpoint_delete,
+    endpoint_of,
+    endpoint_update,
+    endpoints_of,
+    secret_of,
+    secret_rotate,
+)
+from games.webhooks.recording import queue, record, redeliver
+from games.webhooks.sending import attempt, deliver_due, due, sweep
+from games.webhooks.transport import backoff, post, sign, verify
+
+__all__ = [
+    "DELIVERY_STATUSES",
+    "HIDDEN_EVENT_TYPES",
+    "PUBLIC_EVENT_TYPES",
+    "QUEUE",
+    "SECRET_PREFIX",
+    "SIGNATURE_HEADER",
+    "attempt",
+    "backoff",
+    "check_event_types",
+    "check_url",
+    "deliver_due",
+    "deliveries_of",
+    "delivery_of",
+    "due",
+    "endpoint_create",
+    "endpoint_delete",
+    "endpoint_of",
+    "endpoint_update",
+    "endpoints_of",
+    "post",
+    "queue",
+    "record",
+    "redeliver",
+    "secret_of",
+    "secret_rotate",
+    "sign",
+    "sweep",
+    "verify",
+]

@@ -1,0 +1,109 @@
+"""Recording deliveries in the move's own transaction, queueing their sends after the commit, and
+redelivering one on request."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from games import reads
+from games.infra import jobs
+from games.models import Move, Table, WebhookDelivery, WebhookEndpoint
+from games.webhooks.base import (
+    HIDDEN_EVENT_TYPES,
+    Status,
+    conf,
+    error,
+)
+
+log = logging.getLogger(__name__)
+
+
+def record(table: Table, tagged: Sequence[list[Any]]) -> None:
+    """Called by services.record.log for every move, inside its transaction: one delivery per active
+    endpoint of the table's app that wants at least one of the move's public events."""
+    if table.app_id is None:
+        return
+    cache = table.__dict__
+    if "_webhook_endpoints" not in cache:  # one query per table per transaction, not per move
+        cache["_webhook_endpoints"] = list(
+            WebhookEndpoint.objects.filter(app_id=table.app_id, active=True).only("pk", "event_types")
+        )
+    endpoints: list[WebhookEndpoint] = cache["_webhook_endpoints"]
+    if not endpoints:
+        return
+
+    public = reads.events_for([Move(seq=table.version, events=list(tagged))], None)
+    public = [e for e in public if e["type"] not in HIDDEN_EVENT_TYPES]  # belt and braces
+    if not public:
+        return
+    now = timezone.now()
+    rows = []
+    for endpoint in endpoints:
+        types = endpoint.event_types
+        wanted = public if "*" in types else [e for e in public if e["type"] in types]
+        if not wanted:
+            continue
+        delivery_id = uuid.uuid4()
+        body = {
+            "id": str(delivery_id),
+            "webhook": endpoint.pk,
+            "table": table.pk,
+            "seq": table.version,
+            "hand": table.hand_number,
+            "created_at": now.isoformat().replace("+00:00", "Z"),
+            "events": wanted,
+        }
+        rows.append(
+            WebhookDelivery(
+                uuid=delivery_id,
+                endpoint_id=endpoint.pk,
+                table=table,
+                seq=table.version,
+                event_types=list(dict.fromkeys(e["type"] for e in wanted)),
+                body=json.dumps(body, cls=DjangoJSONEncoder, separators=(",", ":")),
+                attempt_budget=int(conf("WEBHOOK_MAX_ATTEMPTS")),
+                next_attempt_at=now,
+                queued_at=now,
+            )
+        )
+    if rows:
+        WebhookDelivery.objects.bulk_create(rows)
+        ids = [str(r.uuid) for r in rows]
+        transaction.on_commit(lambda: queue(ids))
+
+
+def queue(delivery_ids: Iterable[str], countdown: float = 0) -> None:
+    """Queue the send tasks (on the `webhooks` queue). In eager mode (the embedded arrangement
+    and tests) nothing is queued, so a request never waits for a webhook: the embedded sweep's
+    sender thread delivers what is due."""
+    if jobs.eager():
+        return
+    for delivery_id in delivery_ids:
+        jobs.deliver_webhook(delivery_id, countdown)
+
+
+def redeliver(delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send a delivery again (whatever its status): pending and due now, with a fresh attempt
+    budget. Refused with `webhook_disabled` while its endpoint is disabled."""
+    if not delivery.endpoint.active:
+        raise error("webhook_disabled", "enable the webhook before redelivering", kind="conflict")
+    now = timezone.now()
+    with transaction.atomic():
+        row = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        row.status = Status.PENDING
+        row.next_attempt_at = now
+        row.queued_at = now
+        row.attempt_budget = row.attempts + int(conf("WEBHOOK_MAX_ATTEMPTS"))
+        row.claim = None  # a send in flight now records nothing: the redelivery's send counts
+        row.save(update_fields=["status", "next_attempt_at", "queued_at", "attempt_budget", "claim"])
+        ids = [str(row.uuid)]
+        transaction.on_commit(lambda: queue(ids))
+    return row

@@ -1,0 +1,92 @@
+"""The wire: signing and verifying a body, and one POST that follows no redirect and never reaches a
+private address unless allowed."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import logging
+import random
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from games.webhooks.base import (
+    conf,
+)
+
+log = logging.getLogger(__name__)
+
+
+def sign(secret: str, timestamp: int, body: bytes) -> str:
+    """The Hearts-Signature header value for `body` sent at `timestamp` (unix seconds)."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={mac}"
+
+
+def verify(secret: str, header: str, body: bytes, *, tolerance: int = 300, now: float | None = None) -> bool:
+    """What a receiver does (the snippet of docs/webhooks.md): the signature matches and is recent."""
+    try:
+        parts = dict(item.split("=", 1) for item in header.split(","))
+        timestamp = int(parts["t"])
+    except (KeyError, ValueError):
+        return False
+    if abs((time.time() if now is None else now) - timestamp) > tolerance:
+        return False
+    expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, parts.get("v1", ""))
+
+
+def backoff(attempts: int) -> float:
+    """Seconds before the next attempt after `attempts` failed ones: base * 2^(attempts-1),
+    capped, with up to 25% jitter downwards (so each wait is still longer than the last)."""
+    base, cap = float(conf("WEBHOOK_BACKOFF_BASE")), float(conf("WEBHOOK_BACKOFF_MAX"))
+    return float(min(cap, base * 2 ** max(0, attempts - 1)) * random.uniform(0.75, 1.0))
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # a 3xx is a failed attempt
+        return None
+
+
+def _blocked_address(host: str, port: int) -> str | None:
+    """Why `host` may not be sent to (a private, loopback or link-local address) unless
+    WEBHOOK_ALLOW_PRIVATE_HOSTS, or None."""
+    if conf("WEBHOOK_ALLOW_PRIVATE_HOSTS"):
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        return f"cannot resolve host: {exc}"
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if not address.is_global or address.is_multicast:
+            return f"address_not_allowed: {address}"
+    return None
+
+
+def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> tuple[int | None, str]:
+    """POST once: (HTTP status or None, error text or '')."""
+    parts = urlsplit(url)
+    blocked = _blocked_address(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+    if blocked:
+        return None, blocked
+    proxy = conf("WEBHOOK_PROXY")
+    opener = urllib.request.build_opener(
+        _NoRedirects, urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
+    )
+    request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            response.read(1024)
+            return response.status, ""
+    except urllib.error.HTTPError as exc:
+        return exc.code, f"HTTP {exc.code}"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return None, f"{type(exc).__name__}: {reason}"[:300]
