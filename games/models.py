@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.db import models
 
 
@@ -36,6 +38,22 @@ class PlayerToken(models.Model):
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+
+class SeatRow(TypedDict):
+    """One seat as the table row keeps it (`Table.seating`) and as every answer shows it."""
+
+    position: int
+    player: int | None
+    name: str | None
+    bot: str | None  # the bot level, or None for a person or an open seat
+    away: bool  # timed out too often: the server plays it until the player acts again
+    timeouts: int  # clocks run out in a row
+
+
+def seat_of_player(seating: list[SeatRow], player_id: int) -> int | None:
+    """The position of this player's seat in a seating, or None when they have none."""
+    return next((s["position"] for s in seating if s["player"] == player_id), None)
 
 
 class Table(models.Model):
@@ -76,6 +94,10 @@ class Table(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    def seat_of(self, player_id: int) -> int | None:
+        """The position of this player's seat at the table, or None when they have none."""
+        return seat_of_player(self.seating, player_id)
 
     def __str__(self) -> str:
         return f"table {self.pk} ({self.status})"

@@ -81,7 +81,7 @@ def table_for(principal: Principal, table_id: int) -> Table:
 def seat_of(table: Table, principal: Principal) -> int | None:
     if principal.player is None:
         return None
-    return next((s["position"] for s in table.seating if s["player"] == principal.player.pk), None)
+    return table.seat_of(principal.player.pk)
 
 
 def iso(moment: dt.datetime | None) -> str | None:

@@ -23,7 +23,7 @@ from django.conf import settings
 from games.accounts import Principal
 from games.engine import state_from_dict
 from games.infra.notify import shared_redis
-from games.models import Table
+from games.models import Table, seat_of_player
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def in_turn(principal: Principal, table_id: int) -> bool:
     if row is None or row[1] is None:
         return False
     seating, state = row
-    seat = next((s["position"] for s in seating if s["player"] == principal.player.pk), None)
+    seat = seat_of_player(seating, principal.player.pk)
     return (
         seat is not None and state is not None and seat in state_from_dict(state).to_act()
     )  # the engine says who acts

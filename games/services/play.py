@@ -67,7 +67,7 @@ def action_submit(
         table, _ = locked(table_id, scope, with_seats=False)
         seat = position
         if player is not None:
-            seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
+            seat = table.seat_of(player.pk)
             if seat is None:
                 raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
         if seat is None or not 0 <= seat < len(table.seating):
@@ -118,7 +118,7 @@ def seat_back(
 
     def act() -> Outcome:
         table, _ = locked(table_id, scope, with_seats=False)
-        seat = next((s["position"] for s in table.seating if s["player"] == player.pk), None)
+        seat = table.seat_of(player.pk)
         if seat is None:
             raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
         if table.seating[seat]["away"] or table.seating[seat].get("timeouts"):

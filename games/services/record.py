@@ -28,7 +28,7 @@ from games.engine import (
 )
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
-from games.models import Hand, Move, ScoreRow, Seat, Table
+from games.models import Hand, Move, ScoreRow, Seat, SeatRow, Table
 
 _STATUS_OF_PHASE = {
     "passing": Table.Status.PASSING,
@@ -81,17 +81,18 @@ def log(
 
 def seated(table: Table, seats: list[Seat]) -> None:
     """Copy the seats onto the table row, so that a table is read (and acted on) in one query."""
-    table.seating = [
-        {
-            "position": s.position,
-            "player": s.player_id,
-            "name": s.player.name if s.player else None,
-            "bot": s.bot_level or None,
-            "away": s.away,
-            "timeouts": s.timeouts,
-        }
+    rows: list[SeatRow] = [
+        SeatRow(
+            position=s.position,
+            player=s.player_id,
+            name=s.player.name if s.player else None,
+            bot=s.bot_level or None,
+            away=s.away,
+            timeouts=s.timeouts,
+        )
         for s in seats
     ]
+    table.seating = rows
 
 
 def plays_itself(table: Table, seat: int) -> bool:
