@@ -49,13 +49,13 @@ class ActionIn(StrictSerializer):
 
     FIELDS_OF_TYPE = {"play": "card", "pass": "cards", "moon": "choice"}
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+    @classmethod
+    def check(cls, attrs: dict[str, Any]) -> None:
         """A field of another action type is refused (a play carries no `cards`)."""
-        own = self.FIELDS_OF_TYPE.get(attrs["type"])  # an unknown type: the engine's invalid_action
-        for other in self.FIELDS_OF_TYPE.values():
+        own = cls.FIELDS_OF_TYPE.get(attrs["type"])  # an unknown type: the engine's invalid_action
+        for other in cls.FIELDS_OF_TYPE.values():
             if own is not None and other != own and other in attrs:
                 raise serializers.ValidationError({other: [f"not part of a {attrs['type']} action"]})
-        return attrs
 
 
 # Every operation may answer these, all in the one error shape: 413 (body over the size limit),

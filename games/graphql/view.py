@@ -27,7 +27,9 @@ from graphene_django.views import GraphQLView
 from graphql import (
     ExecutionResult,
     GraphQLError,
+    GraphQLSchema,
     OperationType,
+    default_field_resolver,
     execute,
     get_operation_ast,
     parse,
@@ -59,20 +61,36 @@ class Refused(Exception):
         self.status, self.code, self.message, self.headers = status, code, message, headers or {}
 
 
-class RootFieldLimits:
-    """graphql-core middleware: each root field executed counts once against the caller's rate
-    limits (the address for a caller without a bearer), except a player's own-turn action."""
+def _count(request: HttpRequest, field: str, args: dict[str, Any]) -> None:
+    """One root field about to run counts once against the caller's rate limits (the address for
+    a caller without a bearer), except a player's own-turn action; RateLimited when over."""
+    principal: Principal | None = getattr(request, "principal", None)
+    request.operations_counted = getattr(request, "operations_counted", 0) + 1  # type: ignore[attr-defined]
+    if not ratelimit.enabled():
+        return
+    if principal is None:
+        ratelimit.check_address(ratelimit.client_address(request.META))
+    elif not _own_turn_action(principal, field, args):
+        ratelimit.check_principal(principal)
 
-    def resolve(self, next_: Any, root: Any, info: Any, **args: Any) -> Any:
-        if info.path.prev is None:  # a root field
-            request = info.context
-            principal: Principal | None = getattr(request, "principal", None)
-            request.operations_counted = getattr(request, "operations_counted", 0) + 1
-            if principal is None:
-                ratelimit.check_address(ratelimit.client_address(request.META))
-            elif not _own_turn_action(principal, info.field_name, args):
-                ratelimit.check_principal(principal)
-        return next_(root, info, **args)
+
+def limit_root_fields(schema: GraphQLSchema) -> None:
+    """Wrap the resolver of every root query and mutation field with `_count` (once per schema):
+    only root fields pay for it, unlike a middleware, which wraps every field of the answer."""
+    for root in (schema.query_type, schema.mutation_type):
+        for field in root.fields.values() if root else ():
+            if getattr(field.resolve, "counted", False):
+                continue
+            field.resolve = _counted(field.resolve or default_field_resolver)
+
+
+def _counted(resolve: Any) -> Any:
+    def counted(source: Any, info: Any, **args: Any) -> Any:
+        _count(info.context, info.field_name, args)
+        return resolve(source, info, **args)
+
+    counted.counted = True  # type: ignore[attr-defined]
+    return counted
 
 
 def _own_turn_action(principal: Principal, field: str, args: dict[str, Any]) -> bool:
@@ -170,6 +188,7 @@ class HeartsGraphQLView(GraphQLView):
         self, request: HttpRequest, query: str, variables: dict[str, Any] | None, operation_name: str | None
     ) -> tuple[dict[str, Any], int, dict[str, str]]:
         schema = self.schema.graphql_schema
+        limit_root_fields(schema)  # once per schema: a no-op after the first request
         try:
             document = parse(query)
             errors = validate(schema, document, self.validation_rules, max_errors=MAX_ERRORS)
@@ -195,7 +214,6 @@ class HeartsGraphQLView(GraphQLView):
             context_value=request,
             variable_values=variables,
             operation_name=operation_name,
-            middleware=[RootFieldLimits()],
         )
         assert isinstance(result, ExecutionResult)  # no async resolvers
         return self._answer(result, getattr(request, "operations_counted", 0))

@@ -103,6 +103,11 @@ def _rates() -> dict[str, Rate]:
     return {name: Rate.parse(text) for name, text in settings.RATE_LIMITS.items()}
 
 
+def enabled() -> bool:
+    """Whether rate limits are enforced (RATE_LIMITS_ENABLED); off, nothing is counted or looked up."""
+    return bool(settings.RATE_LIMITS_ENABLED)
+
+
 def check_principal(principal: Principal) -> None:
     """Count one request of a token (and of its app); raise RateLimited when over a limit."""
     if not settings.RATE_LIMITS_ENABLED:
