@@ -39,9 +39,9 @@ test: lint
 	$(MAKE) test-compiled
 
 # The inner loop: lint and every test not marked slow (no real servers, workers or browsers;
-# SQLite and in-process tasks when DATABASE_URL/REDIS_URL are not set). CI runs everything.
+# SQLite and in-process tasks when DATABASE_URL/REDIS_URL are not set), on both cores. CI runs everything.
 test-fast: lint
-	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not slow" -n 2 $(PYTEST_ARGS)
 
 # The engine tests again, against the compiled engine: both builds must behave the same.
 # The pytest script (not `python -m`) keeps the source tree off sys.path.
