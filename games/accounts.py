@@ -67,8 +67,31 @@ def app_create(*, name: str) -> tuple[App, str]:
     return App.objects.create(name=name, key_hash=hashed), key
 
 
-def player_create(*, app: App | None, name: str, external_id: str = "") -> tuple[Player, str]:
+def text(value: object, field: str, max_length: int, *, blank: bool = False) -> str:
+    """A text input as it may be stored: a string of 1 (0 with `blank`) to `max_length`
+    characters without NUL or lone surrogates (PostgreSQL cannot store them), else
+    `invalid_input` naming the field. Both APIs' inputs go through here before they are stored."""
+    if value is None and blank:
+        return ""
+    low = 0 if blank else 1
+    if not isinstance(value, str) or not low <= len(value) <= max_length:
+        raise ServiceError(
+            "invalid_input",
+            f"{field} must be {low} to {max_length} characters",
+            kind="malformed",
+            field=field,
+        )
+    if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
+        raise ServiceError(
+            "invalid_input", f"{field} must not contain NUL or lone surrogates", kind="malformed", field=field
+        )
+    return value
+
+
+def player_create(*, app: App | None, name: str, external_id: str | None = "") -> tuple[Player, str]:
     """A player of `app` (a guest when `app` is None) and a first bearer token for them."""
+    name = text(name, "name", 64)
+    external_id = text(external_id, "external_id", 128, blank=True)
     with transaction.atomic():
         player = Player.objects.create(app=app, name=name, external_id=external_id)
         return player, token_issue(player=player)

@@ -353,9 +353,7 @@ def _credential(player: PlayerModel | None, token: str) -> CredentialPayload:
 
 
 def _name(name: str) -> str:
-    if not 1 <= len(name) <= 64:
-        raise ServiceError("invalid_input", "name must be 1 to 64 characters", kind="malformed", field="name")
-    return name
+    return accounts.text(name, "name", 64)
 
 
 class CreateGuest(graphene.Mutation):
@@ -388,16 +386,10 @@ class CreatePlayer(graphene.Mutation):
 
     Output = CredentialPayload
 
-    def mutate(root: Any, info: Any, name: str, external_id: str) -> CredentialPayload:
+    def mutate(root: Any, info: Any, name: str, external_id: str | None) -> CredentialPayload:
         try:
             p = _app(info)
-            if len(external_id) > 128:
-                raise ServiceError(
-                    "invalid_input",
-                    "externalId is at most 128 characters",
-                    kind="malformed",
-                    field="externalId",
-                )
+            external_id = accounts.text(external_id, "externalId", 128, blank=True)
             return _credential(*accounts.player_create(app=p.app, name=_name(name), external_id=external_id))
         except ServiceError as exc:
             return CredentialPayload(errors=[error_of(exc)])

@@ -496,3 +496,23 @@ def test_choose_moon_succeeds_for_the_shooter_only() -> None:
         seats[0],
     )
     assert chosen["table"]["game"]["scores"] == [0, 26, 26, 26]
+
+
+def test_text_that_the_database_cannot_store_is_refused_and_null_optional_text_is_empty() -> None:
+    """NUL and lone surrogates are refused before anything is stored (PostgreSQL cannot store
+    them: a 500 before), in both APIs; an explicit null externalId means none."""
+    for name in ("a\u0000b", "\ud800"):
+        body = gql("mutation($n: String!) { createGuest(name: $n) { token errors { code field } } }", n=name)
+        assert body["data"]["createGuest"] == {
+            "token": None,
+            "errors": [{"code": "invalid_input", "field": "name"}],
+        }
+    _, key = app_create(name="texts")
+    made = ok('mutation { createPlayer(name: "x", externalId: null) { token errors { code } } }', key)
+    assert made["token"]
+    refused = gql(
+        'mutation { createPlayer(name: "x", externalId: "\\u0000") { errors { code field } } }', key
+    )
+    assert refused["data"]["createPlayer"]["errors"] == [{"code": "invalid_input", "field": "externalId"}]
+    r = Client().post("/api/v1/guests", {"name": "a\u0000b"}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["code"] == "invalid_input" and "name" in r.json()["fields"]
