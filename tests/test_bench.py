@@ -1,0 +1,70 @@
+"""Every benchmark stays runnable: each `bench/*.py` runs for a few seconds under the default settings
+(nothing set but its size) and prints its figures as `name: value` lines. `bench/load.py` is run by
+tests/test_load.py at CI size."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import dj_database_url
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = {
+    "api.py": ["play_ms", "bare_write_ms", "play_vs_bare_write_ratio", "queries_per_play"],
+    "graphql.py": ["graphql_play_ms", "graphql_play_vs_bare_ratio", "graphql_queries_per_play"],
+    "engine.py": ["random_hands_per_s_4p", "legal_actions_per_s"],
+    "workers.py": ["engine_games_per_min", "full_stack_games_per_min", "timeout_lag_p99_ms"],
+}
+SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
+    "BENCH_ROUNDS": "1",
+    "BENCH_PLAYS": "5",
+    "BENCH_SECONDS": "0.1",
+    "BENCH_GAMES": "1",
+    "BENCH_LAG_TABLES": "2",
+    "BENCH_CLOCK": "5",
+}
+SETTINGS = ("DATABASE_URL", "REDIS_URL", "DEBUG", "HEARTS_ENV", "RATE_LIMITS_ENABLED", "LOG_LEVEL")
+pytestmark = pytest.mark.slow
+
+
+def run(bench: str, **env: str) -> dict[str, float]:
+    clean = {k: v for k, v in os.environ.items() if k not in SETTINGS and not k.startswith("RATE_LIMIT")}
+    result = subprocess.run(
+        [sys.executable, f"bench/{bench}"],
+        cwd=ROOT,
+        env={**clean, **SMALL, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    figures = dict(re.findall(r"^([a-z][a-z0-9_]*): (-?[0-9.]+)$", result.stdout, flags=re.MULTILINE))
+    missing = [name for name in FIGURES[bench] if name not in figures]
+    assert not missing, f"bench/{bench} printed no {missing}: {result.stdout[-2000:]}"
+    return {name: float(value) for name, value in figures.items()}
+
+
+def test_every_benchmark_has_a_smoke_run() -> None:
+    assert {p.name for p in (ROOT / "bench").glob("*.py")} == {*FIGURES, "load.py"}
+
+
+@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py"])
+def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
+    figures = run(bench)
+    assert all(value >= 0 for value in figures.values())
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_the_workers_benchmark_runs_on_postgres_and_redis(redis_url: str) -> None:
+    """It needs PostgreSQL and Redis (it says so and exits otherwise); its scratch database is its
+    own (`test_bench_smoke`), never the test run's."""
+    db = dj_database_url.parse(os.environ["DATABASE_URL"])
+    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/bench_smoke"
+    figures = run("workers.py", DATABASE_URL=url, REDIS_URL=redis_url)
+    assert figures["full_stack_games_per_min"] > 0
