@@ -97,14 +97,6 @@ def player_create(*, app: App | None, name: str, external_id: str | None = "") -
         return player, token_issue(player=player)
 
 
-def token_issue_for(app: App, player_id: int) -> str:
-    """A new bearer token for one of `app`'s players; another app's player is `not_found`."""
-    player = Player.objects.filter(pk=player_id, app=app).first()
-    if player is None:
-        raise ServiceError("not_found", "no such player", kind="not_found")
-    return token_issue(player=player)
-
-
 def player_of(app: App, player_id: int) -> Player:
     """One of `app`'s players; another app's player is indistinguishable from none (404)."""
     player = Player.objects.filter(pk=player_id, app=app).first()

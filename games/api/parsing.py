@@ -63,15 +63,6 @@ class StrictSerializer(serializers.Serializer):
     def check(cls, attrs: dict[str, Any]) -> None:
         """A rule across fields, on the validated values; none by default."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {name: ["this field is not part of the request"] for name in unknown}
-                )
-        return super().to_internal_value(data)
-
 
 class EmptyIn(StrictSerializer):
     """An operation without a body: nothing, or `{}`."""

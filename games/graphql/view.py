@@ -62,16 +62,14 @@ class Refused(Exception):
 
 
 def _count(request: HttpRequest, field: str, args: dict[str, Any]) -> None:
-    """One root field about to run counts once against the caller's rate limits (the address for
-    a caller without a bearer), except a player's own-turn action; RateLimited when over."""
-    principal: Principal | None = getattr(request, "principal", None)
+    """One root field about to run counts once against the caller's rate limits, except a
+    player's own-turn action; RateLimited when over."""
     request.operations_counted = getattr(request, "operations_counted", 0) + 1  # type: ignore[attr-defined]
     if not ratelimit.enabled():
         return
-    if principal is None:
-        ratelimit.check_address(ratelimit.client_address(request.META))
-    elif not _own_turn_action(principal, field, args):
-        ratelimit.check_principal(principal)
+    principal: Principal | None = getattr(request, "principal", None)
+    if principal is None or not _own_turn_action(principal, field, args):
+        _charge_request(request)
 
 
 def limit_root_fields(schema: GraphQLSchema) -> None:
@@ -258,8 +256,8 @@ def _coded(message: str, code: str) -> dict[str, Any]:
 
 
 def _charge_request(request: HttpRequest) -> None:
-    """A request that ran no root field (refused, invalid) still counts once, as a REST request
-    does; RateLimited when the caller was over the limit already."""
+    """Count one operation of this request's caller (its address without a bearer); also charged
+    once for a request that ran no root field, as a REST request is. RateLimited when over."""
     principal: Principal | None = getattr(request, "principal", None)
     if principal is None:
         ratelimit.check_address(ratelimit.client_address(request.META))
