@@ -9,9 +9,9 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from games.accounts import Principal
-from games.engine import state_from_dict, view
+from games.engine import State, state_from_dict, view
 from games.errors import ServiceError
-from games.models import Hand, Move, Table
+from games.models import Hand, Move, Seat, Table
 
 PAGE = 500  # most moves or events answered at once
 TABLE_STATUSES: tuple[str, ...] = tuple(Table.Status.values)
@@ -78,6 +78,28 @@ def table_for(principal: Principal, table_id: int) -> Table:
     return table
 
 
+def table_row(table_id: int) -> Table | None:
+    """A table by id, in no caller's scope: for the event streams' shared read of a table change,
+    whose viewers were each authorized when their stream opened (a table never changes app)."""
+    return Table.objects.filter(pk=table_id).first()
+
+
+def table_versions(table_ids: Iterable[int]) -> dict[int, int]:
+    """The version of each of these tables (one query): the streams' safety poll."""
+    return dict(Table.objects.filter(pk__in=list(table_ids)).values_list("pk", "version"))
+
+
+def unfinished_tables_of_players(player_ids: Iterable[int], limit: int) -> dict[int, set[int]]:
+    """The unfinished tables each of these players sits at (at most `limit` each; one query)."""
+    out: dict[int, set[int]] = {}
+    rows = Seat.objects.filter(player_id__in=list(player_ids)).exclude(table__status__in=OVER)
+    for player_id, table_id in rows.values_list("player_id", "table_id"):
+        tables = out.setdefault(player_id, set())
+        if len(tables) < limit:
+            tables.add(table_id)
+    return out
+
+
 def seat_of(table: Table, principal: Principal) -> int | None:
     if principal.player is None:
         return None
@@ -88,9 +110,10 @@ def iso(moment: dt.datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
-def table_body(table: Table, principal: Principal) -> dict[str, Any]:
+def table_body(table: Table, principal: Principal, state: State | None = None) -> dict[str, Any]:
     """The table as this principal may see it: seats, status, version, clocks and the engine's
-    view for their seat (a spectator's view for an app or an unseated player)."""
+    view for their seat (a spectator's view for an app or an unseated player). `state` is the
+    table's state already parsed, when the caller shares one parse between viewers."""
     seat = seat_of(table, principal)
     body: dict[str, Any] = {
         "id": table.pk,
@@ -104,7 +127,8 @@ def table_body(table: Table, principal: Principal) -> dict[str, Any]:
         "game": None,
     }
     if table.state is not None:
-        body["game"] = view(state_from_dict(table.state), seat, history=False)
+        parsed = state if state is not None else state_from_dict(table.state)
+        body["game"] = view(parsed, seat, history=False)
     return body
 
 

@@ -1,5 +1,5 @@
 """Event streams: one table's events, or all of a player's tables', as Server-Sent Events or NDJSON;
-resumable with Last-Event-ID, redacted by games.reads, woken through Redis after each commit.
+resumable with Last-Event-ID, redacted by games.reads, woken by the fan-out hub of games/api/fanout.py.
 
 Positions. Every event of the move log has the id `<seq>:<n>`: the sequence number of the move
 that caused it and its index among that move's events. An id `<seq>` alone means "every event up
@@ -11,32 +11,27 @@ position at each of the player's tables, `<table>=<position>` joined with commas
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import redis
-import redis.asyncio as aioredis
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
 from games import reads, services
 from games.accounts import Principal, principal_from_header
+from games.api import fanout
 from games.errors import ServiceError
-from games.infra import notify, ratelimit
+from games.infra import metrics, ratelimit
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.models import Table
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 _POSITION = re.compile(r"(\d{1,12})(?::(\d{1,4}))?")
 MAX_TABLES = 100  # most tables in one player's stream position
@@ -102,6 +97,7 @@ class Batch:
 
 def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch]:
     """The viewer's full state (the REST table body) and its position, with `your_turn`."""
+    metrics.stream_read("viewer")
     table = services.table_seen(principal, table_id)
     body = reads.table_body(table, principal)
     batch = Batch(table, [], Position(table.version), more=False)
@@ -112,6 +108,7 @@ def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch
 def catch_up(principal: Principal, table_id: int, after: Position) -> Batch:
     """The events after `after` that the viewer may see (games.reads redacts them exactly as the
     REST events answer), and, once caught up, whether it is the viewer's turn."""
+    metrics.stream_read("viewer")
     table = services.table_seen(principal, table_id)
     if after.seq > table.version:
         raise _bad_position(str(after))
@@ -151,74 +148,44 @@ def _set_turn(batch: Batch, body: dict[str, Any], principal: Principal) -> None:
     }
 
 
-# -- waking -------------------------------------------------------------------------------
+# -- reading -----------------------------------------------------------------------------
+
+_db = fanout.db
 
 
-class Wake:
-    """Waits for a wake-up on some channels (Redis pub/sub) or for the poll interval, whichever is
-    first. Subscribed before the first read, so no change between a read and the wait is missed;
-    the poll is the safety net while Redis is down or restarting (then it polls only)."""
-
-    def __init__(self, channels: list[str]) -> None:
-        self.channels = channels
-        self.client: aioredis.Redis | None = None
-        self.pubsub: Any = None
-
-    async def __aenter__(self) -> Wake:
-        await self._subscribe()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._close()
-
-    async def _subscribe(self) -> None:
-        if not settings.REDIS_URL:
-            return
-        try:
-            self.client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1)
-            self.pubsub = self.client.pubsub()
-            await self.pubsub.subscribe(*self.channels)
-        except (redis.RedisError, OSError) as exc:
-            log.warning("stream polls: cannot subscribe to Redis: %s", exc)
-            await self._close()
-
-    async def _close(self) -> None:
-        pubsub, client, self.pubsub, self.client = self.pubsub, self.client, None, None
-        try:
-            if pubsub is not None:
-                await pubsub.aclose()
-            if client is not None:
-                await client.aclose()
-        except (redis.RedisError, OSError):
-            pass
-
-    async def wait(self, timeout: float) -> None:
-        if self.pubsub is None:
-            if settings.REDIS_URL and self.client is None:
-                await self._subscribe()  # Redis is back: stop polling only
-            await asyncio.sleep(min(timeout, settings.STREAM_POLL_SECONDS))
-            return
-        try:
-            limit = min(timeout, settings.STREAM_POLL_SECONDS)
-            message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=limit)
-            while message is not None:  # drain: one read answers them all
-                message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
-        except (redis.RedisError, OSError) as exc:
-            log.warning("stream polls: Redis subscription lost: %s", exc)
-            await self._close()
+def shared_batch(read: fanout.Read, moves: list[Any], principal: Principal, after: Position) -> Batch:
+    """What the shared read of a table holds for this viewer after `after`: its own redaction
+    (games.reads.visible_events with its seat) and its own `your_turn`."""
+    table = read.table
+    seat = reads.seat_of(table, principal)
+    events = [
+        (Position(seq, index), {"table": table.pk, **event})
+        for seq, index, event in reads.visible_events(moves, seat)
+        if not (seq == after.seq and after.index is not None and index <= after.index)
+    ]
+    batch = Batch(table, events, Position(table.version), more=False)
+    state = read.state()
+    if seat is not None and state is not None and seat in state.to_act():
+        _set_turn(batch, reads.table_body(table, principal, state), principal)
+    return batch
 
 
-async def _db(fn: Callable[..., T], *args: Any) -> T:
-    """Run a database read in a worker thread; the connection is given back after each read, so
-    an idle stream holds none."""
-
-    def run() -> T:
-        try:
-            return fn(*args)
-        finally:
-            close_old_connections()
-
-    return await sync_to_async(run, thread_sensitive=False)()
+async def next_batch(
+    follow: fanout.Follow, principal: Principal, table_id: int, after: Position
+) -> Batch | None:
+    """The viewer's next batch at a table it follows: from the feed's shared read when it holds
+    what the viewer lacks, else (a viewer far behind) from the viewer's own read; None when the
+    shared read has nothing newer than `after`."""
+    read = follow.read(table_id)
+    if read is None:
+        return None
+    first = after.seq if after.index is not None else after.seq + 1
+    if first > read.version:
+        return None
+    moves = read.moves_from(first)
+    if moves is not None:
+        return shared_batch(read, moves, principal, after)
+    return await _db(catch_up, principal, table_id, after)
 
 
 # -- framing ------------------------------------------------------------------------------
@@ -264,32 +231,42 @@ def _until_keepalive(framer: Framer) -> float:
 async def _table_events(
     principal: Principal, table_id: int, after: Position | None, framer: Framer, first: Batch | None
 ) -> AsyncIterator[bytes]:
-    async with Wake([notify.table_channel(table_id)]) as wake:
+    async with fanout.following() as follow:
+        await follow.follow([table_id])  # subscribed before the first read: no change falls between
         yield framer.start()
         turn_sent: tuple[Any, ...] | None = None
         if after is None:  # a new viewer: the full state first
             body, batch = await _db(snapshot, principal, table_id)
+            follow.offer(batch.table)
             yield framer.event(str(batch.end), {"type": "state", "table": table_id, "state": body})
             after = batch.end
             if batch.your_turn:
                 yield framer.event(str(after), batch.your_turn)
                 turn_sent = batch.turn_key
-        elif first is not None and first.turn_key and first.end == after:
-            turn_sent = first.turn_key  # resumed at a `your_turn` id: it was received already
+        elif first is not None:
+            follow.offer(first.table)
+            if first.turn_key and first.end == after:
+                turn_sent = first.turn_key  # resumed at a `your_turn` id: it was received already
         while True:
-            batch = first or await _db(catch_up, principal, table_id, after)
-            first = None
-            for position, event in batch.events:
-                yield framer.event(str(position), event)
-            after = batch.end
-            if batch.more:
-                continue
-            if batch.your_turn and batch.turn_key != turn_sent:
-                yield framer.event(str(after), batch.your_turn)
-                turn_sent = batch.turn_key
-            if batch.over:
-                return
-            await wake.wait(_until_keepalive(framer))
+            follow.event.clear()  # set again by any newer shared read from here on
+            if first is not None:
+                next_, first = first, None
+            else:
+                next_ = await next_batch(follow, principal, table_id, after)
+            if next_ is not None:
+                batch = next_
+                for position, event in batch.events:
+                    yield framer.event(str(position), event)
+                after = batch.end
+                if batch.more:
+                    first = await _db(catch_up, principal, table_id, after)
+                    continue
+                if batch.your_turn and batch.turn_key != turn_sent:
+                    yield framer.event(str(after), batch.your_turn)
+                    turn_sent = batch.turn_key
+                if batch.over:
+                    return
+            await follow.wait(_until_keepalive(framer))
             beat = framer.keepalive()
             if beat:
                 yield beat
@@ -328,18 +305,40 @@ async def _player_events(
     principal: Principal, positions: dict[int, Position] | None, framer: Framer
 ) -> AsyncIterator[bytes]:
     assert principal.player is not None
-    async with Wake([notify.player_channel(principal.player.pk)]) as wake:
+    async with fanout.following(principal.player.pk) as follow:  # the player's channel first
         yield framer.start()
         turns: dict[int, tuple[Any, ...] | None] = {}
+        own = positions is not None  # resuming: the first read is the stream's own
         if positions is None:
             bodies, positions, batches = await _db(_player_snapshot, principal)
+            await follow.follow(positions)
+            for batch in batches:
+                follow.offer(batch.table)
             yield framer.event(format_player_position(positions), {"type": "tables", "tables": bodies})
             for batch in batches:
                 if batch.your_turn:
                     yield framer.event(format_player_position(positions), batch.your_turn)
                     turns[batch.table.pk] = batch.turn_key
         while True:
-            batches = await _db(_player_catch_up, principal, dict(positions))
+            follow.event.clear()
+            if own or follow.discover:  # resuming, a page behind, or a table not followed yet
+                own = follow.discover = False
+                batches = await _db(_player_catch_up, principal, dict(positions))
+                await follow.follow({*positions, *(b.table.pk for b in batches)})
+                for batch in batches:
+                    follow.offer(batch.table)
+            else:
+                batches = []
+                for table_id, position in list(positions.items()):
+                    try:
+                        found = await next_batch(follow, principal, table_id, position)
+                    except ServiceError as exc:
+                        if exc.code != "not_found":
+                            raise
+                        positions.pop(table_id, None)
+                        continue
+                    if found is not None:
+                        batches.append(found)
             more = False
             for batch in batches:
                 table_id = batch.table.pk
@@ -354,9 +353,12 @@ async def _player_events(
                 if batch.over:  # its last events are out: stop following it
                     positions.pop(table_id, None)
                     turns.pop(table_id, None)
+            if len(follow.tables) != len(positions) or set(positions) != follow.tables:
+                await follow.follow(positions)
             if more:
+                own = True
                 continue
-            await wake.wait(_until_keepalive(framer))
+            await follow.wait(_until_keepalive(framer))
             beat = framer.keepalive()
             if beat:
                 yield beat
@@ -419,6 +421,7 @@ async def table_stream(request: HttpRequest, table_id: int) -> HttpResponseBase:
         # Read once before answering, so that a bad table or position is a plain error answer.
         first = await _db(catch_up, principal, table_id, after) if after else None
         if after is None:
+            metrics.stream_read("viewer")
             await _db(reads.table_for, principal, table_id)
     except ServiceError as exc:
         return _error(exc)

@@ -73,6 +73,13 @@ TASK_SECONDS = Histogram(
     ["task", "state"],
     buckets=_FAST,
 )
+STREAM_READS = Counter(
+    "hearts_stream_reads",  # exposed as hearts_stream_reads_total
+    "Database reads by the event streams, by kind: shared (one table change read once for every "
+    "viewer of the table in the process), poll (one safety check of every followed table at once), "
+    "viewer (one stream's own read: opening, resuming from far back, finding a player's new table)",
+    ["kind"],
+)
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -106,6 +113,11 @@ def bot_decision(level: str) -> Iterator[None]:
         yield
     finally:
         BOT_SECONDS.labels(level).observe(time.perf_counter() - started)
+
+
+def stream_read(kind: str) -> None:
+    """An event stream read the database (kind: shared, poll or viewer)."""
+    STREAM_READS.labels(kind).inc()
 
 
 def task_queued_for(task: str, seconds: float) -> None:

@@ -1,0 +1,470 @@
+"""Stream fan-out: one Redis subscription per web process, one database read per table change.
+
+Per event loop (one uvicorn worker process) a Hub holds one redis.asyncio pub/sub connection. A
+channel (`hearts:table:<id>`, `hearts:player:<id>`) is subscribed when the first stream that needs
+it opens and unsubscribed once the last one has closed (reference counted); one reader task
+dispatches the wake-ups. Each followed table has a Feed: when a wake-up (or the safety poll) says
+the table reached a version beyond the feed's last read, the feed reads the table row and its new
+moves once, in one worker thread, and wakes every stream following the table (table streams and
+the player streams that include it); each stream then redacts its own events from that shared read
+(games.reads.visible_events with its own seat) and builds its own `your_turn`. Wake-ups arriving
+while a read is in flight join it (or cause one more read when they announce a later version).
+
+Nothing depends on Redis: the move log is the truth and a message only a wake-up. Every
+STREAM_POLL_SECONDS one query reads the versions of all followed tables (and the unfinished tables
+of all followed players), which covers a lost message and a Redis that is down; when the connection
+fails the reader reconnects with backoff, resubscribes, and polls at once. Without REDIS_URL (the
+embedded run) only the poll runs. Authorization is per stream, when it opens (see streams.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import redis.asyncio as aioredis
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from games import reads, services
+from games.engine import state_from_dict
+from games.infra import metrics, notify
+
+if TYPE_CHECKING:  # types only: the queries are in games.reads
+    from games.engine import State
+    from games.models import Move, Table
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+KEEP = 64  # moves a feed keeps, for streams a little behind the others
+CONFIRM_SECONDS = 1.0  # longest a stream waits for its subscription before its first read
+MAX_BACKOFF = 5.0  # longest pause between two attempts to reach Redis
+IDLE_PING = 30.0  # a silent subscription is pinged, so a dead connection is noticed
+MAX_TABLES = 100  # most tables followed for one player (as streams.MAX_TABLES)
+HUB_CHANNEL = "hearts:streams"  # always subscribed: a pub/sub connection needs one channel
+
+
+async def db(fn: Callable[..., T], *args: Any) -> T:
+    """Run a database read in a worker thread; the connection is given back after each read, so
+    an idle stream holds none."""
+
+    def run() -> T:
+        try:
+            return fn(*args)
+        finally:
+            close_old_connections()
+
+    return await sync_to_async(run, thread_sensitive=False)()
+
+
+@dataclass
+class Read:
+    """One shared read of a table: its row, and its moves from `lo` up to its version."""
+
+    table: Table
+    moves: list[Move]
+    lo: int
+    _state: State | None = field(default=None, repr=False)
+
+    @property
+    def version(self) -> int:
+        return self.table.version
+
+    def state(self) -> State | None:
+        """The table's engine state, parsed once for every stream of this read."""
+        if self._state is None and self.table.state is not None:
+            self._state = state_from_dict(self.table.state)
+        return self._state
+
+    def moves_from(self, first: int) -> list[Move] | None:
+        """The moves from sequence `first` to the version, or None when this read lacks some."""
+        if first > self.version:
+            return []
+        if first < self.lo:
+            return None
+        return [m for m in self.moves if m.seq >= first]
+
+
+def _shared_read(table_id: int, since: int | None) -> tuple[Table, list[Move]] | None:
+    """The table row and its moves after `since` (none when None). Like services.table_seen, a
+    clock that ran out is acted on first (as its task would), so no stream shows a past deadline."""
+    metrics.stream_read("shared")
+    table = reads.table_row(table_id)
+    if table is None:
+        return None
+    if table.deadline is not None and table.deadline <= timezone.now():
+        out = services.clock_expired(table_id=table.pk, version=table.version)
+        table = out.table or reads.table_row(table_id) or table
+    moves = reads.moves_from(table, since + 1) if since is not None and since < table.version else []
+    return table, moves
+
+
+def _merge(base: Read | None, since: int | None, table: Table, moves: list[Move]) -> Read:
+    if since is None or len(moves) != table.version - since:  # nothing to continue, or a gap
+        return Read(table, [], table.version + 1)
+    kept = ([*base.moves] if base is not None else []) + moves
+    kept = kept[-KEEP:]
+    return Read(table, kept, kept[0].seq if kept else table.version + 1)
+
+
+class Feed:
+    """One table's shared reads for every stream of it in this process."""
+
+    def __init__(self, table_id: int) -> None:
+        self.table_id = table_id
+        self.viewers: set[asyncio.Event] = set()
+        self.read: Read | None = None
+        self.floor: int | None = None  # before the first read: the oldest version a stream holds
+        self.announced = 0  # the latest version a wake-up or the poll announced
+        self.forced = False
+        self.task: asyncio.Task[None] | None = None
+        self.reads = 0
+
+    def offer(self, table: Table) -> None:
+        """A stream's own read (on opening): where the feed's first read continues from."""
+        if self.read is None:
+            self.floor = table.version if self.floor is None else min(self.floor, table.version)
+            if self.task is None:
+                self.read = Read(table, [], table.version + 1)
+
+    def announce(self, version: int | None) -> None:
+        """The table reached `version` (None: unknown, read anyway): read it unless the last read
+        or the one in flight covers it."""
+        if version is None:
+            self.forced = True
+        else:
+            self.announced = max(self.announced, version)
+        if self.task is None and self._behind():
+            self.task = asyncio.get_running_loop().create_task(self._refresh())
+
+    def _behind(self) -> bool:
+        return self.forced or self.read is None or self.announced > self.read.version
+
+    async def _refresh(self) -> None:
+        try:
+            while self._behind():
+                self.forced = False
+                base, target = self.read, self.announced
+                since = base.version if base is not None else self.floor
+                got = await db(_shared_read, self.table_id, since)
+                self.reads += 1
+                if got is None:
+                    return
+                table, moves = got
+                if self.announced == target and table.version < target:
+                    self.announced = table.version  # a version the database lacks: no more reads for it
+                if base is not None and table.version < base.version:
+                    continue  # never go back
+                self.read = _merge(base, since, table, moves)
+                if base is None or self.read.version > base.version:
+                    for event in self.viewers:
+                        event.set()
+        except Exception:  # a failed read wakes nobody; the next wake-up or poll reads again
+            log.exception("stream feed of table %s: shared read failed", self.table_id)
+        finally:
+            self.task = None
+
+
+class Follow:
+    """One stream's registrations with its process's hub: the tables it follows (their feeds) and,
+    for a player's stream, the player's channel. `event` is set when one of its feeds has a newer
+    read; `discover` when the player may sit at a table it does not follow yet."""
+
+    def __init__(self, hub: Hub, player_id: int | None) -> None:
+        self.hub, self.player_id = hub, player_id
+        self.event = asyncio.Event()
+        self.tables: set[int] = set()
+        self.discover = False
+
+    async def follow(self, table_ids: Iterable[int]) -> None:
+        """Follow exactly these tables (subscribed before this returns, unless Redis is down)."""
+        wanted = set(table_ids)
+        dropped, added = self.tables - wanted, wanted - self.tables
+        self.tables = wanted
+        for table_id in dropped:
+            self.hub.drop_feed(table_id, self.event)
+        channels = [self.hub.add_feed(table_id, self.event) for table_id in sorted(added)]
+        await self.hub.subscribe(channels)
+
+    def read(self, table_id: int) -> Read | None:
+        feed = self.hub.feeds.get(table_id)
+        return feed.read if feed is not None else None
+
+    def offer(self, table: Table) -> None:
+        feed = self.hub.feeds.get(table.pk)
+        if feed is not None and table.pk in self.tables:
+            feed.offer(table)
+
+    async def wait(self, timeout: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.event.wait(), timeout)
+
+    def close(self) -> None:
+        for table_id in self.tables:
+            self.hub.drop_feed(table_id, self.event)
+        self.tables = set()
+        if self.player_id is not None:
+            watches = self.hub.players.get(self.player_id, set())
+            watches.discard(self)
+            if not watches:
+                self.hub.players.pop(self.player_id, None)
+            self.hub.unsubscribe(notify.player_channel(self.player_id))
+
+
+class Hub:
+    """This event loop's Redis subscription, feeds and safety poll, shared by all its streams."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.refs: Counter[str] = Counter()  # channel -> streams needing it
+        self.subscribed: dict[str, asyncio.Future[bool]] = {}  # sent on this connection -> confirmed
+        self.send_lock = asyncio.Lock()  # subscribe/unsubscribe commands go out in decision order
+        self.feeds: dict[int, Feed] = {}
+        self.players: dict[int, set[Follow]] = {}
+        self.pubsub: Any = None
+        self.client: aioredis.Redis | None = None
+        self.connected = False
+        self.connects = 0  # successful connections so far (1 unless Redis went away)
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        if self.tasks:
+            return
+        if settings.REDIS_URL:
+            self.tasks.append(self.loop.create_task(self._listen()))
+        self.tasks.append(self.loop.create_task(self._poll()))
+
+    # -- registrations ----------------------------------------------------------------------
+
+    def add_feed(self, table_id: int, event: asyncio.Event) -> str:
+        feed = self.feeds.get(table_id)
+        if feed is None:
+            feed = self.feeds[table_id] = Feed(table_id)
+        feed.viewers.add(event)
+        channel = notify.table_channel(table_id)
+        self.refs[channel] += 1
+        return channel
+
+    def drop_feed(self, table_id: int, event: asyncio.Event) -> None:
+        feed = self.feeds.get(table_id)
+        if feed is not None:
+            feed.viewers.discard(event)
+            if not feed.viewers:
+                del self.feeds[table_id]
+        self.unsubscribe(notify.table_channel(table_id))
+
+    async def following(self, player_id: int | None = None) -> Follow:
+        self.start()
+        follow = Follow(self, player_id)
+        if player_id is not None:
+            self.players.setdefault(player_id, set()).add(follow)
+            channel = notify.player_channel(player_id)
+            self.refs[channel] += 1
+            await self.subscribe([channel])
+        return follow
+
+    async def subscribe(self, channels: list[str]) -> None:
+        """Subscribe these channels (counted already in `refs`) if this connection lacks them,
+        and wait for Redis to confirm (briefly: while Redis is down the poll covers them)."""
+        if not settings.REDIS_URL or not channels:
+            return
+        waits = []
+        async with self.send_lock:
+            new = [c for c in channels if c not in self.subscribed]
+            for channel in new:
+                self.subscribed[channel] = self.loop.create_future()
+            if new and self.connected:
+                try:
+                    await self.pubsub.subscribe(*new)
+                except Exception as exc:  # the reader notices too, reconnects and resubscribes
+                    log.warning("streams: subscribe failed: %s", exc)
+            waits = [self.subscribed[c] for c in channels if c in self.subscribed]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*map(asyncio.shield, waits)), CONFIRM_SECONDS)
+
+    def unsubscribe(self, channel: str) -> None:
+        """One stream less needs `channel`; the last one's leaving unsubscribes at the next sweep."""
+        self.refs[channel] -= 1
+        if self.refs[channel] <= 0:
+            del self.refs[channel]
+
+    async def _sweep(self) -> None:
+        async with self.send_lock:
+            stale = [c for c in self.subscribed if c not in self.refs]
+            for channel in stale:
+                future = self.subscribed.pop(channel)
+                if not future.done():
+                    future.set_result(False)
+            if stale and self.connected:
+                try:
+                    await self.pubsub.unsubscribe(*stale)
+                except Exception as exc:
+                    log.warning("streams: unsubscribe failed: %s", exc)
+
+    # -- Redis --------------------------------------------------------------------------------
+
+    async def _connect(self) -> None:
+        client = aioredis.Redis.from_url(
+            settings.REDIS_URL,
+            socket_connect_timeout=1,
+            retry=Retry(NoBackoff(), 0),  # the hub reconnects itself, with backoff
+            client_name=f"hearts-streams-{os.getpid()}",
+        )
+        pubsub = client.pubsub()
+        try:
+            async with self.send_lock:
+                for channel in self.refs:
+                    self.subscribed.setdefault(channel, self.loop.create_future())
+                await pubsub.subscribe(HUB_CHANNEL, *self.subscribed)
+                self.client, self.pubsub, self.connected = client, pubsub, True
+                self.connects += 1
+        except BaseException:
+            await _close(pubsub, client)
+            raise
+
+    async def _disconnect(self) -> None:
+        async with self.send_lock:
+            pubsub, client = self.pubsub, self.client
+            self.pubsub, self.client, self.connected = None, None, False
+            for future in self.subscribed.values():
+                if not future.done():
+                    future.set_result(False)
+            self.subscribed = {}
+        await _close(pubsub, client)
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        while True:
+            try:
+                await self._connect()
+                if self.connects > 1:
+                    log.warning("streams: Redis subscription back (%d channels)", len(self.subscribed))
+                delay = 0.1
+                self.loop.create_task(self.poll_now())  # wake-ups may have been lost meanwhile
+                while True:
+                    message = await self.pubsub.get_message(timeout=IDLE_PING)
+                    if message is None:
+                        await self.pubsub.ping()
+                    else:
+                        self._dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("streams poll: Redis subscription lost or unavailable: %s", exc)
+            await self._disconnect()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind, channel, data = message["type"], message["channel"], message["data"]
+        channel = channel.decode() if isinstance(channel, bytes) else str(channel)
+        if kind == "subscribe":
+            future = self.subscribed.get(channel)
+            if future is not None and not future.done():
+                future.set_result(True)
+            return
+        if kind != "message":
+            return
+        data = data.decode() if isinstance(data, bytes) else str(data)
+        tail = channel.rpartition(":")[2]
+        try:
+            if not tail.isdigit():
+                return
+            if channel == notify.table_channel(int(tail)):
+                feed = self.feeds.get(int(tail))
+                if feed is not None:
+                    feed.announce(int(data))
+            elif channel == notify.player_channel(int(tail)):
+                table, _, version = data.partition(":")
+                self._player_news(int(tail), int(table), int(version))
+        except ValueError:
+            log.warning("streams: malformed wake-up %r on %s", data[:40], channel)
+
+    def _player_news(self, player_id: int, table_id: int, version: int | None) -> None:
+        feed = self.feeds.get(table_id)
+        if feed is not None:
+            feed.announce(version)
+        for follow in self.players.get(player_id, ()):
+            if table_id not in follow.tables:
+                follow.discover = True
+                follow.event.set()
+
+    # -- the safety poll ------------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(settings.STREAM_POLL_SECONDS)
+            await self.poll_now()
+            await self._sweep()
+
+    async def poll_now(self) -> None:
+        """One query for the versions of every followed table and the unfinished tables of every
+        followed player; a feed behind reads, a player at a new table finds it."""
+        tables, players = list(self.feeds), list(self.players)
+        if not tables and not players:
+            return
+        try:
+            versions, seated = await db(_poll_read, tables, players)
+        except Exception:
+            log.exception("streams: poll failed")
+            return
+        for table_id, version in versions.items():
+            feed = self.feeds.get(table_id)
+            if feed is not None:
+                feed.announce(version)
+        for player_id, table_ids in seated.items():
+            for follow in self.players.get(player_id, ()):
+                if table_ids - follow.tables:
+                    follow.discover = True
+                    follow.event.set()
+
+
+def _poll_read(tables: list[int], players: list[int]) -> tuple[dict[int, int], dict[int, set[int]]]:
+    metrics.stream_read("poll")
+    seated = reads.unfinished_tables_of_players(players, MAX_TABLES) if players else {}
+    return reads.table_versions(tables), seated
+
+
+async def _close(pubsub: Any, client: aioredis.Redis | None) -> None:
+    try:
+        if pubsub is not None:
+            await pubsub.aclose()
+        if client is not None:
+            await client.aclose()
+    except Exception:
+        pass
+
+
+_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+
+
+def hub() -> Hub:
+    """The running event loop's hub (one per web process under uvicorn)."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        for old in [old for old in _hubs if old.is_closed()]:
+            del _hubs[old]
+        found = _hubs[loop] = Hub(loop)
+    return found
+
+
+@contextlib.asynccontextmanager
+async def following(player_id: int | None = None) -> AsyncIterator[Follow]:
+    """A stream's registration with the hub, for as long as the stream is open."""
+    follow = await hub().following(player_id)
+    try:
+        yield follow
+    finally:
+        follow.close()
