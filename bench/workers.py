@@ -62,6 +62,8 @@ def start_workers(
         "hearts_service",
         "worker",
         f"--concurrency={concurrency}",
+        "-Q",
+        "clocks,people,bots",  # every game lane: this measures the whole stack, not the lanes
         "-l",
         "warning",
     ]

@@ -23,6 +23,7 @@ class Kind(StrEnum):
     NOT_FOUND = "not_found"  # nothing the caller may see: 404
     CONFLICT = "conflict"  # the table moved on (a version, a key reused): 409
     RULES = "rules"  # well-formed but not allowed now: 422
+    UNAVAILABLE = "unavailable"  # the service cannot answer now (its database is down): 503
 
 
 STATUS: dict[Kind, int] = {
@@ -31,6 +32,7 @@ STATUS: dict[Kind, int] = {
     Kind.NOT_FOUND: 404,
     Kind.CONFLICT: 409,
     Kind.RULES: 422,
+    Kind.UNAVAILABLE: 503,
 }
 
 
@@ -97,6 +99,7 @@ class Code(StrEnum):
     csrf_failed = "csrf_failed"
     metrics_forbidden = "metrics_forbidden"
     server_error = "server_error"
+    service_unavailable = "service_unavailable"
     # -- GraphQL --
     invalid_query = "invalid_query"
     invalid_variables = "invalid_variables"

@@ -5,13 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from celery import shared_task
+import redis
+from celery import Task, shared_task
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
 from games import services, webhooks
 from games.errors import ServiceError
+from games.infra import jobs, notify
 from games.models import Table
 
 log = logging.getLogger(__name__)
@@ -35,19 +37,23 @@ BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has 
 CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost its ETA task
 
 
-# Redis keeps a list per priority (kombu's steps 0, 3, 6, 9; 0 is taken first): bot moves go after
-# clocks and sweeps, so a backlog of bot work never makes a turn clock late.
-BOT_PRIORITY = 6
-# Moves per bot task on a worker: a worker goes back to the queue often, so a clock task waits for
-# at most this many bot moves (eager runs, in one process, play the whole hand at once).
-MOVES_PER_TASK = 8
+# Moves per bot task. On the people lane a worker goes back to the queue often, so a table's moves
+# interleave with the other people tables' (and a person's stream sees them as they come); a
+# bot-only table has nobody waiting on each move, so its task plays longer and costs fewer
+# queue round trips per move. Eager runs (one process) play the whole hand at once.
+MOVES_PER_TASK = {jobs.PEOPLE_QUEUE: 8, jobs.BOTS_QUEUE: 26}
+# The sweep requeues a bot-only table's task at most this often: on a busy bot lane a table can
+# wait in its queue for longer than BOT_GRACE without its task being lost.
+BOT_LANE_REQUEUE_SECONDS = 30
 
 
-@shared_task(name="games.play_bots", priority=BOT_PRIORITY, **RELIABLE)
-def play_bots(table_id: int, version: int) -> int:
+@shared_task(name="games.play_bots", bind=True, **RELIABLE)
+def play_bots(self: Task, table_id: int, version: int) -> int:
     """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
     try:
-        limit = None if play_bots.request.is_eager else MOVES_PER_TASK
+        queue = str((self.request.delivery_info or {}).get("routing_key") or jobs.PEOPLE_QUEUE)
+        lane = jobs.BOTS_QUEUE if queue.startswith(jobs.BOTS_QUEUE) else jobs.PEOPLE_QUEUE
+        limit = None if self.request.is_eager else MOVES_PER_TASK[lane]
         out = services.bots_play(table_id=table_id, version=version, limit=limit)
     except ServiceError as exc:  # the table is gone (deleted): nothing is owed
         log.info("play_bots for table %s: %s", table_id, exc.code)
@@ -79,17 +85,38 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         Q(deadline__lte=now - CLOCK_GRACE) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE)
     )
     found = 0
-    for table_id, version, deadline in due.values_list("pk", "version", "deadline")[:limit]:
+    rows = due.values_list("pk", "version", "deadline", "app_id", "seating")[:limit]
+    for table_id, version, deadline, app_id, seating in rows:
         overdue = deadline is not None and deadline <= now
         if inline:
             run = services.clock_expired if overdue else services.bots_play
             found += run(table_id=table_id, version=version).table is not None
             continue
-        (enforce_clock if overdue else play_bots).delay(table_id, version)
+        if overdue:
+            enforce_clock.delay(table_id, version)
+        else:
+            people = any(seat["player"] is not None for seat in seating)
+            lane = jobs.lane_of(people=people, app_id=app_id or 0)
+            if not people and not _first_requeue(table_id, version):
+                continue  # queued again less than BOT_LANE_REQUEUE_SECONDS ago: it is waiting its turn
+            play_bots.apply_async((table_id, version), queue=lane)
         found += 1
     if found:
         log.info("sweep found %d tables owed a move", found)
     return found + webhooks.sweep(inline=inline)  # webhook deliveries whose task was lost
+
+
+def _first_requeue(table_id: int, version: int) -> bool:
+    """Whether the sweep has not requeued this table's task for this version lately (always true
+    when Redis cannot say: a duplicate task does nothing)."""
+    client = notify.shared_redis()
+    if client is None:
+        return True
+    key = f"hearts:requeued:{table_id}:{version}"
+    try:
+        return bool(client.set(key, "1", nx=True, ex=BOT_LANE_REQUEUE_SECONDS))
+    except redis.RedisError:
+        return True
 
 
 @shared_task(name="games.deliver_webhook", **{**RELIABLE, "soft_time_limit": 30, "time_limit": 45})

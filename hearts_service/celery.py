@@ -13,6 +13,19 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@signals.celeryd_after_setup.connect
+def _bot_lane(instance: Any, **_: Any) -> None:
+    """`-Q bots` names the whole bot lane: the worker takes each app's sub-queue (bots.0 ...
+    bots.N-1, games.infra.jobs.lane_of) in turn."""
+    from games.infra import jobs
+
+    queues = instance.app.amqp.queues
+    if jobs.BOTS_QUEUE in queues.consume_from:
+        queues.deselect([jobs.BOTS_QUEUE])
+        for name in jobs.bot_queues():
+            queues.select_add(name)
+
+
 # -- observability (hearts_service/observability.py): task ids in logs, task metrics --------
 @signals.setup_logging.connect
 def _logging(**_: Any) -> None:

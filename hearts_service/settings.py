@@ -58,6 +58,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hearts_service.outages.DatabaseUnavailable",  # a database that does not answer: 503, not 500
 ]
 
 ROOT_URLCONF = "hearts_service.urls"
@@ -119,9 +120,22 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # A database that does not answer makes /readyz (and every request) fail in seconds, not hang.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", int(os.environ.get("DB_CONNECT_TIMEOUT", "5"))
-    )
+    _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
+    _pg_options.setdefault("connect_timeout", int(os.environ.get("DB_CONNECT_TIMEOUT", "5")))
+    # Django's psycopg pool bounds each process's connections (DB_POOL_MAX_SIZE; a request waits at
+    # most DB_POOL_TIMEOUT seconds for one, then gets a 503), and a connection goes back to the pool
+    # at the end of each request, task or stream read. DB_POOL=false: one connection per thread,
+    # kept CONN_MAX_AGE seconds (behind PgBouncer in transaction mode, for example). After a database
+    # restart each broken pooled connection fails one request with a 503 and is replaced (no
+    # check per checkout: that would cost a round trip on every request).
+    if env_bool("DB_POOL", default=True):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections instead
+        _pg_options["pool"] = {
+            "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
+            "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "10")),
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "5")),
+            "max_idle": 300.0,
+        }
 # ---------------------------------------------------------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -173,9 +187,19 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
 # The sweep catches any clock or bot move whose task was lost (celery beat runs it).
 SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", "1"))
 CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECONDS}}
-# Webhook sends run on their own queue, so a slow endpoint never holds a game worker: run a
-# worker for it (`celery -A hearts_service worker -Q webhooks`), or one for both (-Q celery,webhooks).
-CELERY_TASK_ROUTES = {"games.deliver_webhook": {"queue": "webhooks"}}
+# Lanes (games/infra/jobs.py, docs/operations.md#lanes): every kind of background work has its own
+# queue and workers, so work a person waits for never waits behind throughput work. `clocks`: turn
+# clocks and the sweep; `people`: bot moves at tables with a person; `bots`: bot-only tables, one
+# sub-queue per app among BOT_LANE_QUEUES (a worker started with `-Q bots` takes them all, in turn);
+# `webhooks`: webhook sends. One worker may serve several lanes (`-Q clocks,people,bots,webhooks`).
+CELERY_TASK_ROUTES = {
+    "games.enforce_clock": {"queue": "clocks"},
+    "games.sweep": {"queue": "clocks"},
+    "games.play_bots": {"queue": "people"},  # bot-only tables are sent to their bots.N sub-queue
+    "games.deliver_webhook": {"queue": "webhooks"},
+}
+CELERY_TASK_DEFAULT_QUEUE = "people"
+BOT_LANE_QUEUES = int(os.environ.get("BOT_LANE_QUEUES", "8"))
 # Webhooks (games/webhooks/): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
 # changes every endpoint's secret); timeouts, backoff and the sweep's lost-task detection in seconds.
 WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY") or SECRET_KEY

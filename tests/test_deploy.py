@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from games.infra import jobs
 from tests.conftest import running_under_ci, skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,13 +228,14 @@ def compose_services() -> dict[str, Any]:
 
 def test_compose_services_migrate_once_then_run_web_worker_and_one_beat() -> None:
     services = compose_services()
-    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "beat"}
+    lanes = [f"worker-{lane}" for lane in jobs.LANES]
+    assert set(services) == {"postgres", "redis", "migrate", "web", *lanes, "beat"}
     assert "pg_isready" in str(services["postgres"]["healthcheck"]["test"])
     assert any("/var/lib/postgresql/data" in volume for volume in services["postgres"]["volumes"])
     assert "ping" in str(services["redis"]["healthcheck"]["test"])
     assert command_text(services["migrate"]) == "python manage.py migrate --noinput"
     assert services["migrate"]["restart"] == "no"
-    for name in ("web", "worker", "beat"):
+    for name in ("web", *lanes, "beat"):
         service = services[name]
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
@@ -244,11 +246,16 @@ def test_compose_services_migrate_once_then_run_web_worker_and_one_beat() -> Non
     assert "uvicorn hearts_service.asgi:application" in web and "--workers" in web
     assert "--lifespan off" in web and "--proxy-headers" in web
     assert "8000" in str(services["web"]["ports"]) and "/healthz" in str(services["web"]["healthcheck"])
-    assert "worker -Q celery,webhooks" in command_text(services["worker"])
+    for lane in jobs.LANES:  # one worker service per lane, each taking only its own queue
+        worker = services[f"worker-{lane}"]
+        assert 'worker -Q "$$WORKER_QUEUES"' in command_text(worker)
+        assert worker["environment"]["WORKER_QUEUES"] == lane
+    assert services["worker-clocks"]["environment"]["WORKER_CONCURRENCY"] == "1"
+    assert services["worker-bots"]["cpu_shares"] < 1024  # the people lanes and the web go first
     assert "beat" in command_text(services["beat"])
     assert services["beat"].get("deploy", {}).get("replicas", 1) == 1
     assert "scale" not in services["beat"]
-    for name in ("migrate", "web", "worker", "beat"):
+    for name in ("migrate", "web", *lanes, "beat"):
         assert services[name]["env_file"] == ".env"
 
 
@@ -288,7 +295,7 @@ def test_k8s_every_pod_runs_as_non_root_with_read_only_root_and_limits() -> None
     workloads = [d for d in k8s_documents() if d["kind"] in ("Deployment", "Job")]
     assert {d["metadata"]["name"] for d in workloads} == {
         "hearts-web",
-        "hearts-worker",
+        *(f"hearts-worker-{lane}" for lane in jobs.LANES),
         "hearts-beat",
         "hearts-migrate",
     }
@@ -313,7 +320,7 @@ def test_k8s_migrations_run_only_in_the_job_and_the_others_wait_for_them() -> No
     job = k8s("Job", "hearts-migrate")
     [container] = job["spec"]["template"]["spec"]["containers"]
     assert container["command"] == ["python", "manage.py", "migrate", "--noinput"]
-    for name in ("hearts-web", "hearts-worker", "hearts-beat"):
+    for name in ("hearts-web", *(f"hearts-worker-{lane}" for lane in jobs.LANES), "hearts-beat"):
         doc = k8s("Deployment", name)
         [init] = doc["spec"]["template"]["spec"]["initContainers"]
         assert "migrate --check" in command_text(init)  # waits; never applies
@@ -326,14 +333,15 @@ def test_k8s_exactly_one_beat_and_autoscaled_web_and_workers() -> None:
     assert beat["spec"]["replicas"] == 1
     assert beat["spec"]["strategy"] == {"type": "Recreate"}
     assert "beat" in command_text(beat["spec"]["template"]["spec"]["containers"][0])
-    worker = k8s("Deployment", "hearts-worker")
-    assert "worker -Q celery,webhooks" in command_text(worker["spec"]["template"]["spec"]["containers"][0])
+    for lane in jobs.LANES:
+        worker = k8s("Deployment", f"hearts-worker-{lane}")
+        assert f"worker -Q {lane} " in command_text(worker["spec"]["template"]["spec"]["containers"][0])
     scalers = {
         d["spec"]["scaleTargetRef"]["name"]: d
         for d in k8s_documents()
         if d["kind"] == "HorizontalPodAutoscaler"
     }
-    assert set(scalers) == {"hearts-web", "hearts-worker"}
+    assert set(scalers) == {"hearts-web", "hearts-worker-people", "hearts-worker-bots"}
     for scaler in scalers.values():
         assert scaler["apiVersion"] == "autoscaling/v2"
         assert scaler["spec"]["scaleTargetRef"]["kind"] == "Deployment"

@@ -23,6 +23,8 @@ SETTINGS_ENV_VARS = (
     "HEARTS_ENV",
     "ALLOWED_HOSTS",
     "CONN_MAX_AGE",
+    "DB_POOL",
+    "DB_POOL_MAX_SIZE",
     "LOG_LEVEL",
     "DJANGO_SETTINGS_MODULE",
 )
@@ -45,6 +47,7 @@ print(json.dumps({
     "DB_PORT": db.get("PORT"),
     "DB_USER": db.get("USER"),
     "CONN_MAX_AGE": db["CONN_MAX_AGE"],
+    "POOL": db.get("OPTIONS", {}).get("pool"),
     "CACHE_BACKEND": cache["BACKEND"],
     "CACHE_LOCATION": cache.get("LOCATION"),
     "BROKER_URL": celery_app.conf.broker_url,
@@ -142,7 +145,9 @@ def test_database_and_redis_urls_switch_the_service_to_postgres_and_redis() -> N
     assert values["DB_HOST"] == "db.example"
     assert values["DB_PORT"] == 6543
     assert values["DB_USER"] == "hearts"
-    assert values["CONN_MAX_AGE"] == 60
+    # Django's psycopg pool by default: it keeps the connections, so none is kept per thread.
+    assert values["CONN_MAX_AGE"] == 0
+    assert values["POOL"]["max_size"] == 10
     assert values["CACHE_BACKEND"] == "django.core.cache.backends.redis.RedisCache"
     assert values["CACHE_LOCATION"] == "redis://cache.example:6380/2"
     assert values["BROKER_URL"] == "redis://cache.example:6380/2"
@@ -183,3 +188,10 @@ def test_a_postgres_database_url_connects_to_postgresql() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT version()")
         assert cursor.fetchone()[0].startswith("PostgreSQL")
+
+
+def test_the_connection_pool_is_bounded_and_can_be_turned_off_for_pgbouncer() -> None:
+    pooled = settings_values(DATABASE_URL="postgres://h:s@db.example/h", DB_POOL_MAX_SIZE="4")
+    assert pooled["POOL"]["max_size"] == 4 and pooled["CONN_MAX_AGE"] == 0
+    unpooled = settings_values(DATABASE_URL="postgres://h:s@db.example/h", DB_POOL="false", CONN_MAX_AGE="60")
+    assert unpooled["POOL"] is None and unpooled["CONN_MAX_AGE"] == 60

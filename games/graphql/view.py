@@ -43,7 +43,7 @@ from games.accounts import Principal, bearer_secret, principal_from_header
 from games.errors import ServiceError
 from games.graphql.limits import limits_rule
 from games.infra import metrics, ratelimit
-from hearts_service import jsonbody
+from hearts_service import jsonbody, outages
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +227,8 @@ class HeartsGraphQLView(GraphQLView):
         if limited and len(limited) == ran:  # the limit refused every operation: nothing ran
             retry = max(exc.retry_after for exc in limited)
             return body, 429, {"Retry-After": str(retry)}
+        if any(isinstance(e.original_error, outages.UNAVAILABLE) for e in result.errors):
+            return body, 503, {"Retry-After": str(outages.RETRY_AFTER_SECONDS)}
         return body, 200, {}
 
     @staticmethod
@@ -242,6 +244,9 @@ class HeartsGraphQLView(GraphQLView):
             body = original.body()
             formatted["message"] = body.pop("detail")
             extensions.update(body)
+        elif isinstance(original, outages.UNAVAILABLE):
+            extensions["code"] = "service_unavailable"
+            formatted["message"] = outages.DETAIL
         elif isinstance(error, GraphQLError) and original is None:
             extensions.setdefault("code", "invalid_query")
         else:

@@ -12,11 +12,19 @@ import datetime as dt
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 
 PLAY_BOTS = "games.play_bots"
 ENFORCE_CLOCK = "games.enforce_clock"
 DELIVER_WEBHOOK = "games.deliver_webhook"
-WEBHOOKS_QUEUE = "webhooks"
+
+# The lanes (docs/operations.md#lanes): each is a queue with workers of its own, so that work a
+# person waits for never waits behind throughput work.
+CLOCKS_QUEUE = "clocks"  # turn clocks (ETA tasks) and the sweep: a small worker that is never busy
+PEOPLE_QUEUE = "people"  # bot moves at tables where a person sits
+BOTS_QUEUE = "bots"  # bot-only tables: one sub-queue per app (bots.0 ... bots.N-1), taken in turn
+WEBHOOKS_QUEUE = "webhooks"  # webhook sends (a slow endpoint holds only this lane)
+LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE)
 
 
 def _task(name: str) -> Any:
@@ -28,8 +36,22 @@ def eager() -> bool:
     return bool(current_app.conf.task_always_eager)
 
 
-def play_bots(table_id: int, version: int) -> None:
-    _task(PLAY_BOTS).delay(table_id, version)
+def bot_queues() -> list[str]:
+    """The bot lane's sub-queues. A worker started with `-Q bots` takes from all of them in turn
+    (kombu's Redis transport rotates the queues it polls after every message)."""
+    return [f"{BOTS_QUEUE}.{n}" for n in range(settings.BOT_LANE_QUEUES)]
+
+
+def lane_of(*, people: bool, app_id: int) -> str:
+    """Where a table's bot moves run. The fairness rule: an app's bot-only tables all go to the
+    same sub-queue of the bot lane (app id modulo the number of sub-queues), and the bot workers
+    take from the sub-queues in turn, so an app flooding the lane with tables slows its own
+    sub-queue, not the others: up to BOT_LANE_QUEUES apps each get an equal share of the lane."""
+    return PEOPLE_QUEUE if people else f"{BOTS_QUEUE}.{app_id % settings.BOT_LANE_QUEUES}"
+
+
+def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE) -> None:
+    _task(PLAY_BOTS).apply_async((table_id, version), queue=lane)
 
 
 def enforce_clock(table_id: int, version: int, at: dt.datetime) -> None:

@@ -40,7 +40,15 @@ from games.services.common import (
     locked,
     run,
 )
-from games.services.record import KIND_OF_ACTION, log, plays_itself, public, seated, store_state
+from games.services.record import (
+    KIND_OF_ACTION,
+    log,
+    plays_itself,
+    public,
+    seated,
+    store_state,
+    turn_deadline,
+)
 
 _PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
 
@@ -128,6 +136,8 @@ def seat_back(
                 table.bot_turn = state.phase != GAME_OVER and any(
                     plays_itself(table, s) for s in state.to_act()
                 )
+                if table.deadline is None:  # their turn, taken back from the bot: their clock runs
+                    table.deadline = turn_deadline(table, state)
             table.save()
         return Outcome(table)
 

@@ -135,11 +135,23 @@ def store_state(table: Table, state: State, before: tuple[str | None, int, int])
     table.bot_turn = state.phase != GAME_OVER and any(plays_itself(table, s) for s in state.to_act())
     # One clock for the whole pass (seats pass at once); a fresh one for every turn after.
     same_pass = state.phase == PASSING and phase_before == PASSING and state.hand_no == dealt_before
-    if state.phase == GAME_OVER:
-        table.deadline = None
-    elif not same_pass:
-        seconds = table.clocks.get(_CLOCK_OF_PHASE[state.phase])
-        table.deadline = None if seconds is None else timezone.now() + dt.timedelta(seconds=seconds)
+    if not same_pass:
+        table.deadline = turn_deadline(table, state)
+
+
+def turn_deadline(table: Table, state: State) -> dt.datetime | None:
+    """When the turn that starts now runs out: a clock bounds a person's thinking, so it runs only
+    while a person (not a bot, not a seat marked away) is to act and the table has a clock for
+    the phase. Bots' turns have none: the bot lane plays them, and the sweep finds lost ones."""
+    seconds = None if state.phase == GAME_OVER else table.clocks.get(_CLOCK_OF_PHASE[state.phase])
+    if seconds is None or all(plays_itself(table, s) for s in state.to_act()):
+        return None
+    return timezone.now() + dt.timedelta(seconds=seconds)
+
+
+def has_people(table: Table) -> bool:
+    """A person sits at the table (away or not): its bot moves run on the people lane."""
+    return any(s["player"] is not None for s in table.seating)
 
 
 def schedule(table: Table | None) -> None:
@@ -152,12 +164,16 @@ def schedule(table: Table | None) -> None:
     if table.state is None:
         return
     table_id, version, deadline, bot_turn = table.pk, table.version, table.deadline, table.bot_turn
+    lane = jobs.lane_of(people=has_people(table), app_id=table.app_id or 0)
     if bot_turn or deadline is not None:
-        transaction.on_commit(lambda: queue_tasks(table_id, version, bot_turn, deadline))
+        transaction.on_commit(lambda: queue_tasks(table_id, version, bot_turn, deadline, lane))
 
 
-def queue_tasks(table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | None) -> None:
+def queue_tasks(
+    table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | None, lane: str = jobs.PEOPLE_QUEUE
+) -> None:
+    """The bot moves on the table's lane, and the turn clock on the clock lane."""
     if bot_turn:
-        jobs.play_bots(table_id, version)
+        jobs.play_bots(table_id, version, lane=lane)
     if deadline is not None:
         jobs.enforce_clock(table_id, version, deadline)

@@ -15,9 +15,12 @@ import pytest
 from django.db import connection
 
 from games.engine import state_to_dict
+from games.infra import jobs
 from games.models import Table
 from games.services import table_replay
 from hearts_service.celery import app
+
+GAME_LANES = "clocks,people,bots"  # every lane but webhooks: one worker for the game's tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,16 +88,17 @@ def _stop(procs: list[subprocess.Popen[bytes]], *, graceful: bool) -> None:
 @pytest.fixture
 def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Start real `celery worker` processes on the test database and the test run's Redis:
-    `workers(queues="celery,webhooks", beat=True, SOME_SETTING="1")`; every one still running is
-    killed at the end. The queues are emptied first: nothing is left over from another run."""
+    `workers(queues="clocks,people,bots,webhooks", beat=True, SOME_SETTING="1")`; every one still
+    running is killed at the end. The queues are emptied first: nothing is left over from another run."""
     base_env = {**_test_db_env(redis_url), "SWEEP_SECONDS": "1"}
     app.conf.task_always_eager = False
     app.control.purge()
     with app.connection_for_write() as conn:
-        conn.default_channel.queue_purge("webhooks")
+        for queue in [jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.WEBHOOKS_QUEUE, *jobs.bot_queues()]:
+            conn.default_channel.queue_purge(queue)
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(*, queues: str = "celery", beat: bool = False, **env: str) -> subprocess.Popen[bytes]:
+    def start(*, queues: str = GAME_LANES, beat: bool = False, **env: str) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "celery", "-A", "hearts_service", "worker", "--concurrency=1"]
         cmd += ["-Q", queues, "-n", f"w{len(started)}@%h", "-l", "info"]
         if beat:

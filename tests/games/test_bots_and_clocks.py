@@ -205,3 +205,43 @@ def test_a_graphql_read_of_a_table_whose_clock_ran_out_acts_first() -> None:
         "seats": r.json()["data"]["table"]["seats"],
     }
     assert r.json()["data"]["table"]["seats"][0]["timeouts"] == 1
+
+
+def test_a_clock_runs_only_while_a_person_is_to_act(monkeypatch: pytest.MonkeyPatch) -> None:
+    token = guest()
+    bots_only = client(token).post(
+        "/api/v1/tables",
+        {"bots": {str(s): "basic" for s in range(4)}, "clocks": {"pass": 30, "play": 30}},
+        format="json",
+    )
+    assert Table.objects.get(pk=bots_only.json()["id"]).deadline is None  # nobody to wait for
+    table_id, token = _person_and_bots()
+    assert Table.objects.get(pk=table_id).deadline is not None  # the person's pass
+    monkeypatch.setattr(record, "queue_tasks", lambda *task: None)  # the bots' moves wait
+    cards = client(token).get(f"/api/v1/tables/{table_id}").json()["game"]["hand"][:3]
+    services.action_submit(table_id=table_id, position=0, action={"type": "pass", "cards": cards})
+    table = Table.objects.get(pk=table_id)
+    while not table.bot_turn:
+        card = state_from_dict(table.state).legal_actions(0)[0].to_dict()
+        services.action_submit(table_id=table_id, position=0, action=card)
+        table.refresh_from_db()
+    assert table.deadline is None  # a bot's turn: the bot lane plays it, no clock
+    services.bots_play(table_id=table_id, version=table.version)
+    table.refresh_from_db()
+    if table.status != "finished" and table.state["turn"] == 0:
+        assert table.deadline is not None  # the person's turn again: their clock runs
+
+
+def test_a_person_taking_back_their_seat_on_their_turn_gets_a_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    table_id, token = _person_and_bots()
+    monkeypatch.setattr(record, "queue_tasks", lambda *task: None)  # the bot does not play the seat
+    seating = Table.objects.get(pk=table_id).seating
+    Table.objects.filter(pk=table_id).update(
+        seating=[dict(s, away=True) if s["position"] == 0 else s for s in seating],
+        deadline=None,
+        bot_turn=True,
+    )
+    back = client(token).post(f"/api/v1/tables/{table_id}/back", format="json")
+    assert back.status_code == 200
+    table = Table.objects.get(pk=table_id)
+    assert not table.bot_turn and table.deadline is not None

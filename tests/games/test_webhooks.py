@@ -517,7 +517,7 @@ def test_a_real_worker_on_the_webhooks_queue_delivers_a_game_while_a_dead_endpoi
     target = receiver()
     _, secret = webhooks.endpoint_create(app=app, url=target.url, event_types=["*"])
     webhooks.endpoint_create(app=app, url=refused_url(), event_types=["game_started"])
-    workers(queues="celery", beat=True, **WORKER_ENV)  # the game worker (bots), beat running the sweep
+    workers(queues="clocks,people,bots", beat=True, **WORKER_ENV)  # the game lanes, beat: the sweep
     workers(queues="webhooks", **WORKER_ENV)  # the webhook sender
     table_id = bot_game(app, target=50).pk  # queued on commit: the workers play and send it
     deadline = time.monotonic() + 240  # generous: CI machines are shared

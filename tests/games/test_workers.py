@@ -1,5 +1,6 @@
-"""Real Celery workers on Redis and PostgreSQL: a bot-only game plays itself, and a worker killed
-with SIGKILL mid-game is replaced without losing or repeating a move."""
+"""Real Celery workers on Redis and PostgreSQL: a bot-only game plays itself, a worker killed with
+SIGKILL mid-game is replaced without losing or repeating a move, clocks fire on time, and the lanes
+keep bot-only tables apart from people's, and one app's flood of bot tables apart from another's."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from games import services
-from games.models import Move, Player, Table
+from games.infra import jobs
+from games.models import App, Move, Player, Table
 
 pytestmark = [
     pytest.mark.needs_postgres,
@@ -117,3 +119,45 @@ def test_a_deadline_is_acted_on_by_its_eta_task_and_a_lost_one_by_the_sweep(
     workers(beat=True)  # a new worker with beat: only the sweep can find the overdue clock
     _wait(lost, lambda t: t.moves.filter(position=0, kind="pass").exists(), 30)
     assert _timed_out_after(lost) < 5.0
+
+
+def _app_bot_tables(app: App, count: int) -> list[int]:
+    ids = []
+    for _ in range(count):
+        bots = dict.fromkeys(range(4), "basic")
+        out = services.table_create(options={"target_score": 50}, bots=bots, app=app)
+        assert out.table is not None
+        ids.append(out.table.pk)
+    return ids
+
+
+def test_bot_only_tables_run_on_the_bot_lane_and_people_tables_on_the_people_lane(
+    workers: Callable[..., subprocess.Popen[bytes]],
+) -> None:
+    workers(queues="clocks,people")  # no bot lane worker yet
+    person = _absent_person_table(60)
+    bots_only = _bot_table(50)
+    started = Table.objects.get(pk=bots_only).version
+    _wait(person, lambda t: t.moves.filter(kind="pass").count() == 3, 30)  # its bots passed
+    time.sleep(2)
+    assert Table.objects.get(pk=bots_only).version == started  # no bot move: its lane has no worker
+    workers(queues="bots")  # `-Q bots`: every app's sub-queue of the bot lane
+    _wait(bots_only, lambda t: t.status == Table.Status.FINISHED, 120)
+
+
+def test_one_apps_flood_of_bot_tables_does_not_starve_another_apps(
+    workers: Callable[..., subprocess.Popen[bytes]],
+) -> None:
+    flood_app = App.objects.create(name="flood", key_hash="f" * 64)
+    small_app = App.objects.create(name="small", key_hash="s" * 64)
+    assert jobs.lane_of(people=False, app_id=flood_app.pk) != jobs.lane_of(people=False, app_id=small_app.pk)
+    flood = _app_bot_tables(flood_app, 40)  # queued before the other app's tables
+    small = _app_bot_tables(small_app, 2)
+    workers(queues="bots")
+    for table_id in small:
+        _wait(table_id, lambda t: t.status == Table.Status.FINISHED, 120)
+    # The lane took the two apps' sub-queues in turn: the small app had half of it, so its two
+    # tables finished while the flood's forty (first in line, one task each in turn) had not.
+    # In one first-in-first-out queue they would have had 2/42 of it, finishing with the others.
+    finished = Table.objects.filter(pk__in=flood, status=Table.Status.FINISHED).count()
+    assert finished <= 10, finished

@@ -1,0 +1,56 @@
+"""A database that does not answer: every adapter answers 503 `service_unavailable`, never a 500."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import OperationalError
+from rest_framework.test import APIClient
+
+from games import reads
+
+pytestmark = pytest.mark.django_db
+
+
+def _down(*_: Any, **__: Any) -> Any:
+    raise OperationalError("connection failed: server closed the connection unexpectedly")
+
+
+def _guest() -> APIClient:
+    token = APIClient().post("/api/v1/guests", {"name": "g"}, format="json").json()["token"]
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return c
+
+
+def test_rest_answers_503_with_a_code_while_the_database_is_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _guest()
+    table = c.post("/api/v1/tables", {}, format="json").json()["id"]
+    monkeypatch.setattr(reads, "table_for", _down)
+    r = c.get(f"/api/v1/tables/{table}")
+    assert r.status_code == 503 and r["Retry-After"] == "2"
+    assert r.json()["code"] == "service_unavailable"
+    assert "server closed" not in r.content.decode()  # the driver's message stays in the log
+
+
+def test_graphql_answers_503_with_a_code_while_the_database_is_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _guest()
+    table = c.post("/api/v1/tables", {}, format="json").json()["id"]
+    monkeypatch.setattr(reads, "table_for", _down)
+    r = c.post("/graphql/", {"query": f"{{ table(id: {table}) {{ id version }} }}"}, format="json")
+    assert r.status_code == 503 and r["Retry-After"] == "2"
+    assert [e["extensions"]["code"] for e in r.json()["errors"]] == ["service_unavailable"]
+
+
+def test_a_request_that_cannot_even_authenticate_gets_503(monkeypatch: pytest.MonkeyPatch) -> None:
+    from games import accounts
+
+    c = _guest()
+    monkeypatch.setattr(accounts, "authenticate", _down)
+    for path in ["/api/v1/tables", "/graphql/"]:
+        r = c.post(path, {"query": "{ me { id } }"} if "graphql" in path else {}, format="json")
+        assert r.status_code == 503, (path, r.content)
+        body = r.json()
+        code = body["errors"][0]["extensions"]["code"] if "errors" in body else body["code"]
+        assert code == "service_unavailable"
