@@ -19,6 +19,7 @@ FIGURES = {
     "graphql.py": ["graphql_play_ms", "graphql_play_vs_bare_ratio", "graphql_queries_per_play"],
     "engine.py": ["random_hands_per_s_4p", "legal_actions_per_s"],
     "workers.py": ["engine_games_per_min", "full_stack_games_per_min", "timeout_lag_p99_ms"],
+    "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
 }
 SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_ROUNDS": "1",
@@ -68,3 +69,20 @@ def test_the_workers_benchmark_runs_on_postgres_and_redis(redis_url: str) -> Non
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/bench_smoke"
     figures = run("workers.py", DATABASE_URL=url, REDIS_URL=redis_url)
     assert figures["full_stack_games_per_min"] > 0
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_the_streams_benchmark_runs_on_postgres_and_redis(redis_url: str) -> None:
+    """40 streams over 4 tables for 2 s per phase, on a scratch database of its own."""
+    db = dj_database_url.parse(os.environ["DATABASE_URL"])
+    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/bench_streams_smoke"
+    figures = run(
+        "streams.py",
+        DATABASE_URL=url,
+        REDIS_URL=redis_url,
+        BENCH_STREAMS="40",
+        BENCH_TABLES="4",
+        BENCH_STREAM_SECONDS="2",
+    )
+    assert figures["redis_connections"] <= 4 and figures["events_delivered"] > 0
