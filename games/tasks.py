@@ -62,14 +62,16 @@ def play_bots(self: Task, table_id: int, version: int) -> int:
 
 
 @shared_task(name="games.enforce_clock", **RELIABLE)
-def enforce_clock(table_id: int, version: int) -> int:
-    """Queued with an ETA at the deadline: acts for the late seats unless the table moved on."""
+def enforce_clock(table_id: int, version: int | None) -> int:
+    """Sent when the table's clock came due (games.infra.clocks; `version` None) or by the sweep:
+    acts for the late seats if the table's deadline has passed (and it is still at `version`);
+    returns 1 when it acted, else 0."""
     try:
         out = services.clock_expired(table_id=table_id, version=version)
     except ServiceError as exc:  # the table is gone (deleted): no clock to enforce
         log.info("enforce_clock for table %s: %s", table_id, exc.code)
         return 0
-    return 0 if out.table is None else out.table.version - version
+    return 0 if out.table is None else 1
 
 
 @shared_task(name="games.sweep", **RELIABLE)

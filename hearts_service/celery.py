@@ -26,6 +26,16 @@ def _bot_lane(instance: Any, **_: Any) -> None:
             queues.select_add(name)
 
 
+@signals.worker_ready.connect
+def _clock_drainer(sender: Any, **_: Any) -> None:
+    """A worker of the clock lane claims the turn clocks as they come due (games.infra.clocks)."""
+    from games.infra import clocks, jobs, notify
+
+    client = notify.shared_redis()
+    if client is not None and jobs.CLOCKS_QUEUE in sender.app.amqp.queues.consume_from:
+        clocks.start_draining(client, jobs.enforce_clock_now)
+
+
 # -- observability (hearts_service/observability.py): task ids in logs, task metrics --------
 @signals.setup_logging.connect
 def _logging(**_: Any) -> None:

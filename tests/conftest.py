@@ -130,10 +130,17 @@ def redis_url() -> str:
 def celery_tasks_run_in_process() -> None:
     """Tasks queued after a commit run at once in the test process, as in the embedded default;
     the tests with a real worker switch this off for themselves."""
+    celery_eager(True)
+
+
+def celery_eager(value: bool) -> None:
+    """Run queued tasks in this process (True) or send them to the broker (False). Celery reads a
+    setting from Django's settings under its CELERY_ name before its own name: set both."""
     from hearts_service.celery import app
 
-    app.conf.task_always_eager = True
-    app.conf.task_eager_propagates = True
+    for name, setting in [("task_always_eager", value), ("task_eager_propagates", True)]:
+        app.conf[name] = setting
+        app.conf[f"CELERY_{name.upper()}"] = setting
 
 
 @pytest.fixture(autouse=True)

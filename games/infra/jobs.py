@@ -8,7 +8,6 @@ embedded run and the tests (eager mode) `apply_async` runs the task at once, as 
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from celery import current_app
@@ -54,13 +53,9 @@ def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE) -> None:
     _task(PLAY_BOTS).apply_async((table_id, version), queue=lane)
 
 
-def enforce_clock(table_id: int, version: int, at: dt.datetime) -> None:
-    """A task at the deadline. In eager mode (the embedded run, tests) a task would run at once,
-    inside the request, before its deadline, and do nothing but cost queries: there the sweeping
-    thread enforces clocks (and a read of an overdue table acts first: services.table_seen)."""
-    if eager():
-        return
-    _task(ENFORCE_CLOCK).apply_async((table_id, version), eta=at)
+def enforce_clock_now(table_id: int) -> None:
+    """A clock claimed when due (games.infra.clocks): enforced at once on the clock lane."""
+    _task(ENFORCE_CLOCK).apply_async((table_id, None), queue=CLOCKS_QUEUE)
 
 
 def deliver_webhook(delivery_id: str, countdown: float | None = None) -> None:

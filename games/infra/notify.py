@@ -1,13 +1,16 @@
-"""After a commit, tell every web process that a table changed (Redis pub/sub), so open streams wake."""
+"""After a commit: wake every web process's streams of the table (Redis pub/sub), and set its turn clock."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 from collections.abc import Iterable
 
 import redis
 from django.conf import settings
+
+from games.infra import clocks
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -34,11 +37,15 @@ def shared_redis() -> redis.Redis | None:
         return _clients[url]
 
 
-def publish(table_id: int, version: int, player_ids: Iterable[int]) -> None:
-    """Announce that `table_id` reached `version` on the table's channel and each seated player's.
-    The message is only a wake-up: streams read what changed from the database, so a lost
-    message (Redis restarting) delays a stream by at most its poll interval, and never loses or
-    repeats an event. Without Redis (the embedded run) streams poll, and this does nothing."""
+def publish(
+    table_id: int, version: int, player_ids: Iterable[int], *, clock: dt.datetime | bool | None = False
+) -> None:
+    """Announce that `table_id` reached `version` on the table's channel and each seated player's,
+    and (unless `clock` is False) set the table's turn clock to `clock` or clear it (None), in the
+    same round trip (games.infra.clocks). The message is only a wake-up: streams read what changed
+    from the database, so a lost message (Redis restarting) delays a stream by at most its poll
+    interval, and never loses or repeats an event; a lost clock is found by the sweep. Without
+    Redis (the embedded run) streams poll, the sweeping thread enforces clocks, and this does nothing."""
     client = shared_redis()
     if client is None:
         return
@@ -48,6 +55,8 @@ def publish(table_id: int, version: int, player_ids: Iterable[int]) -> None:
             pipe.publish(table_channel(table_id), message)
             for player_id in set(player_ids):
                 pipe.publish(player_channel(player_id), f"{table_id}:{version}")
+            if clock is not False:
+                clocks.stage(pipe, table_id, clock if isinstance(clock, dt.datetime) else None)
             pipe.execute()
     except redis.RedisError as exc:  # never fail a committed action because a wake-up was lost
         log.warning("stream wake-up for table %s not published: %s", table_id, exc)

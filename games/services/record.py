@@ -155,25 +155,22 @@ def has_people(table: Table) -> bool:
 
 
 def schedule(table: Table | None) -> None:
-    """After the commit: wake the table's streams, queue a worker task for the moves bots owe, and
-    one for the turn clock."""
+    """After the commit: wake the table's streams, set its turn clock (games.infra.clocks), and
+    queue a worker task for the moves bots owe."""
     if table is None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
-    transaction.on_commit(partial(notify.publish, table.pk, table.version, players))
+    # The wake-ups and the turn clock (set, or cleared) in one Redis round trip.
+    clock = False if table.state is None else table.deadline
+    transaction.on_commit(partial(notify.publish, table.pk, table.version, players, clock=clock))
     if table.state is None:
         return
-    table_id, version, deadline, bot_turn = table.pk, table.version, table.deadline, table.bot_turn
+    table_id, version, bot_turn = table.pk, table.version, table.bot_turn
     lane = jobs.lane_of(people=has_people(table), app_id=table.app_id or 0)
-    if bot_turn or deadline is not None:
-        transaction.on_commit(lambda: queue_tasks(table_id, version, bot_turn, deadline, lane))
-
-
-def queue_tasks(
-    table_id: int, version: int, bot_turn: bool, deadline: dt.datetime | None, lane: str = jobs.PEOPLE_QUEUE
-) -> None:
-    """The bot moves on the table's lane, and the turn clock on the clock lane."""
     if bot_turn:
-        jobs.play_bots(table_id, version, lane=lane)
-    if deadline is not None:
-        jobs.enforce_clock(table_id, version, deadline)
+        transaction.on_commit(lambda: queue_tasks(table_id, version, lane))
+
+
+def queue_tasks(table_id: int, version: int, lane: str = jobs.PEOPLE_QUEUE) -> None:
+    """The bot moves, on the table's lane."""
+    jobs.play_bots(table_id, version, lane=lane)

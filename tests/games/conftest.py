@@ -19,6 +19,7 @@ from games.infra import jobs
 from games.models import Table
 from games.services import table_replay
 from hearts_service.celery import app
+from tests.conftest import celery_eager
 
 GAME_LANES = "clocks,people,bots"  # every lane but webhooks: one worker for the game's tasks
 
@@ -91,7 +92,7 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
     `workers(queues="clocks,people,bots,webhooks", beat=True, SOME_SETTING="1")`; every one still
     running is killed at the end. The queues are emptied first: nothing is left over from another run."""
     base_env = {**_test_db_env(redis_url), "SWEEP_SECONDS": "1"}
-    app.conf.task_always_eager = False
+    celery_eager(False)
     app.control.purge()
     with app.connection_for_write() as conn:
         for queue in [jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.WEBHOOKS_QUEUE, *jobs.bot_queues()]:
@@ -109,7 +110,7 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
 
     yield start
     _stop(started, graceful=False)
-    app.conf.task_always_eager = True
+    celery_eager(True)
 
 
 def _free_port() -> int:
