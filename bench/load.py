@@ -47,9 +47,9 @@ os.chdir(ROOT)  # Celery puts the working directory on sys.path: it must not be 
 DB_NAME = "hearts_load"
 # The lanes' workers (docs/operations.md#lanes): name, queue, concurrency, CPU niceness.
 LANES = [
-    ("clocks", "clocks", 1, 0),
+    ("clocks", "clocks", 2, 0),
     ("people", "people", 2, 0),
-    ("bots", "bots", 2, 10),
+    ("bots", "bots", 1, 10),
     ("webhooks", "webhooks", 1, 0),
 ]
 
@@ -509,8 +509,22 @@ def verify(ids: list[int]) -> dict[str, Any]:
         else:
             versions[table.pk] = table.version
     time.sleep(20)  # every unfinished table must still move: bots, people, or clocks (10 s at most)
-    stuck = [t.pk for t in Table.objects.filter(pk__in=list(versions)) if t.version == versions[t.pk]]
-    problems += [f"table {pk}: no move in 20 s" for pk in stuck]
+    stuck = [t for t in Table.objects.filter(pk__in=list(versions)) if t.version == versions[t.pk]]
+    for t in stuck[:3]:  # what a bot task would do there now
+        from games.services import bots_play
+
+        try:
+            out = bots_play(table_id=t.pk, version=t.version, limit=8)
+            moved = "no-op" if out.table is None else f"{out.table.version - t.version} moves"
+        except Exception as exc:  # a diagnosis: any failure is worth reporting
+            moved = f"{type(exc).__name__}: {exc}"
+        seat = t.state and t.seating[t.state.get("turn") or 0]
+        problems.append(f"table {t.pk}: a direct bots_play made {moved}; the seat to act: {seat}")
+    problems += [
+        f"table {t.pk}: no move in 20 s (status {t.status}, version {t.version}, deadline {t.deadline},"
+        f" bot_turn {t.bot_turn}, to act {t.state and t.state.get('turn')}, updated {t.updated_at})"
+        for t in stuck
+    ]
     lags = []
     for move in Move.objects.filter(table__in=ids, kind__in=["pass", "play", "moon"]):
         for kind, data, _, _ in move.events:
@@ -575,6 +589,7 @@ def load(args: argparse.Namespace, stack: Stack) -> bool:
     print(f"tables_unfinished_still_moving: {result['unfinished_moving']}")
     print(f"bot_only_tables_finished: {bot_finished} of {len(bot_ids)}")
     print(f"bot_only_games_per_minute: {bot_finished / elapsed * 60:.1f}")
+    print(f"bot_only_actions_per_second: {_actions(bot_ids) / elapsed:.1f}")
     print(f"move_logs_replayed_exactly: {result['replayed']}")
     _print_client(f)
     print(f"timeout_lag_worst: {', '.join(result['worst'])}")

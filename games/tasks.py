@@ -42,9 +42,11 @@ CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost
 # bot-only table has nobody waiting on each move, so its task plays longer and costs fewer
 # queue round trips per move. Eager runs (one process) play the whole hand at once.
 MOVES_PER_TASK = {jobs.PEOPLE_QUEUE: 8, jobs.BOTS_QUEUE: 26}
-# The sweep requeues a bot-only table's task at most this often: on a busy bot lane a table can
-# wait in its queue for longer than BOT_GRACE without its task being lost.
-BOT_LANE_REQUEUE_SECONDS = 30
+# The sweep queues a table's bot task again at most once per version and this many seconds: on a
+# busy lane a task can wait in its queue for longer than BOT_GRACE without being lost, and a
+# duplicate queued every second behind it would only make the queue longer (under load the people
+# lane once drowned in such duplicates: thousands of tasks that found their version gone).
+REQUEUE_SECONDS = {jobs.PEOPLE_QUEUE: 10, jobs.BOTS_QUEUE: 30}
 
 
 @shared_task(name="games.play_bots", bind=True, **RELIABLE)
@@ -99,8 +101,9 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         else:
             people = any(seat["player"] is not None for seat in seating)
             lane = jobs.lane_of(people=people, app_id=app_id or 0)
-            if not people and not _first_requeue(table_id, version):
-                continue  # queued again less than BOT_LANE_REQUEUE_SECONDS ago: it is waiting its turn
+            wait = REQUEUE_SECONDS[jobs.PEOPLE_QUEUE if people else jobs.BOTS_QUEUE]
+            if not _first_requeue(table_id, version, wait):
+                continue  # queued again lately: that task is still waiting its turn
             play_bots.apply_async((table_id, version), queue=lane)
         found += 1
     if found:
@@ -108,15 +111,15 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
     return found + webhooks.sweep(inline=inline)  # webhook deliveries whose task was lost
 
 
-def _first_requeue(table_id: int, version: int) -> bool:
-    """Whether the sweep has not requeued this table's task for this version lately (always true
-    when Redis cannot say: a duplicate task does nothing)."""
+def _first_requeue(table_id: int, version: int, seconds: int) -> bool:
+    """Whether the sweep has not queued this table's task for this version in the last `seconds`
+    (always true when Redis cannot say: a duplicate task does nothing)."""
     client = notify.shared_redis()
     if client is None:
         return True
     key = f"hearts:requeued:{table_id}:{version}"
     try:
-        return bool(client.set(key, "1", nx=True, ex=BOT_LANE_REQUEUE_SECONDS))
+        return bool(client.set(key, "1", nx=True, ex=seconds))
     except redis.RedisError:
         return True
 

@@ -220,6 +220,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds a
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 # Unacknowledged tasks (their worker died) come back after this; the sweep acts sooner anyway.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+# Nothing reads a task's result: workers store none, and the one result backend object is shared by
+# every thread (Django runs each request in a thread of its own, and Celery otherwise builds a
+# backend, with a new Redis connection and an entry-point scan, in every thread that queues a task:
+# it was most of a play's time under load).
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND_THREAD_SAFE = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -189,7 +189,9 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
                 marked.append(public("seat_away", seat=seat))
             row.save(update_fields=["timeouts", "away"])
         seated(table, seats)
-        events = advance(table, state, timed_out=set(late), first_events=marked)
+        # Only the late seats' moves: the bot moves after them run on the table's lane (the
+        # commit queues them), so a clock task stays short and the clock lane stays free.
+        events = advance(table, state, timed_out=set(late), first_events=marked, bots=False)
         table.save()
         return Outcome(table, events)
 
@@ -233,16 +235,17 @@ def advance(
     timed_out: AbstractSet[int] = frozenset(),
     first_events: Sequence[Event] = (),
     limit: int | None = None,
+    bots: bool = True,
 ) -> list[Event]:
-    """Make the moves the server owes: for seats whose clock ran out (once each), and for bots
-    and away seats while only they are to act, stopping at the end of the hand. Each move is
-    logged on its own, with the events it caused."""
+    """Make the moves the server owes: for seats whose clock ran out (once each), and (unless
+    `bots` is False) for bots and away seats while only they are to act, stopping at the end of
+    the hand. Each move is logged on its own, with the events it caused."""
 
     caused: list[Event] = []
     hand, pending, made = state.hand_no, list(first_events), 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
     while state.phase != GAME_OVER and state.hand_no == hand:
-        due = [s for s in state.to_act() if s in timed_out or plays_itself(table, s)]
+        due = [s for s in state.to_act() if s in timed_out or (bots and plays_itself(table, s))]
         if not due:
             break
         for seat in due:
