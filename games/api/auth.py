@@ -51,10 +51,14 @@ class RateLimit(BaseThrottle):
         if not isinstance(user, Principal):
             ratelimit.check_address(ratelimit.client_address(request.META))
             return True
-        table_id = getattr(view, "kwargs", {}).get("table_id")
-        if getattr(view, "in_turn_exempt", False) and table_id and ratelimit.in_turn(user, table_id):
-            return True
-        ratelimit.check_principal(user)
+        try:
+            ratelimit.check_principal(user)
+        except ratelimit.RateLimited:
+            # Only a request over a limit pays for the turn lookup (it reads the game state).
+            table_id = getattr(view, "kwargs", {}).get("table_id")
+            if getattr(view, "in_turn_exempt", False) and table_id and ratelimit.in_turn(user, table_id):
+                return True
+            raise
         return True
 
 

@@ -68,8 +68,12 @@ def _count(request: HttpRequest, field: str, args: dict[str, Any]) -> None:
     if not ratelimit.enabled():
         return
     principal: Principal | None = getattr(request, "principal", None)
-    if principal is None or not _own_turn_action(principal, field, args):
+    try:
         _charge_request(request)
+    except ratelimit.RateLimited:
+        # Only an operation over a limit pays for the turn lookup (it reads the game state).
+        if principal is None or not _own_turn_action(principal, field, args):
+            raise
 
 
 def limit_root_fields(schema: GraphQLSchema) -> None:
