@@ -15,6 +15,7 @@ from games import services, webhooks
 from games.errors import ServiceError
 from games.infra import jobs, notify
 from games.models import Table
+from games.services.record import has_people
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ RELIABLE = {
     "time_limit": 90,
 }
 BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has lost its task
-CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more has lost its ETA task
+CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more was lost (Redis, a dead worker)
 
 
 # Moves per bot task. On the people lane a worker goes back to the queue often, so a table's moves
@@ -54,8 +55,7 @@ def play_bots(self: Task, table_id: int, version: int) -> int:
     """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
     try:
         queue = str((self.request.delivery_info or {}).get("routing_key") or jobs.PEOPLE_QUEUE)
-        lane = jobs.BOTS_QUEUE if queue.startswith(jobs.BOTS_QUEUE) else jobs.PEOPLE_QUEUE
-        limit = None if self.request.is_eager else MOVES_PER_TASK[lane]
+        limit = None if self.request.is_eager else MOVES_PER_TASK[jobs.lane_kind(queue)]
         out = services.bots_play(table_id=table_id, version=version, limit=limit)
     except ServiceError as exc:  # the table is gone (deleted): nothing is owed
         log.info("play_bots for table %s: %s", table_id, exc.code)
@@ -99,10 +99,8 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         if overdue:
             enforce_clock.delay(table_id, version)
         else:
-            people = any(seat["player"] is not None for seat in seating)
-            lane = jobs.lane_of(people=people, app_id=app_id or 0)
-            wait = REQUEUE_SECONDS[jobs.PEOPLE_QUEUE if people else jobs.BOTS_QUEUE]
-            if not _first_requeue(table_id, version, wait):
+            lane = jobs.lane_of(people=has_people(seating), app_id=app_id or 0)
+            if not _first_requeue(table_id, version, REQUEUE_SECONDS[jobs.lane_kind(lane)]):
                 continue  # queued again lately: that task is still waiting its turn
             play_bots.apply_async((table_id, version), queue=lane)
         found += 1

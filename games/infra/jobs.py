@@ -19,7 +19,7 @@ DELIVER_WEBHOOK = "games.deliver_webhook"
 
 # The lanes (docs/operations.md#lanes): each is a queue with workers of its own, so that work a
 # person waits for never waits behind throughput work.
-CLOCKS_QUEUE = "clocks"  # turn clocks (ETA tasks) and the sweep: a small worker that is never busy
+CLOCKS_QUEUE = "clocks"  # turn clocks (claimed when due, games.infra.clocks) and the sweep
 PEOPLE_QUEUE = "people"  # bot moves at tables where a person sits
 BOTS_QUEUE = "bots"  # bot-only tables: one sub-queue per app (bots.0 ... bots.N-1), taken in turn
 WEBHOOKS_QUEUE = "webhooks"  # webhook sends (a slow endpoint holds only this lane)
@@ -47,6 +47,11 @@ def lane_of(*, people: bool, app_id: int) -> str:
     take from the sub-queues in turn, so an app flooding the lane with tables slows its own
     sub-queue, not the others: up to BOT_LANE_QUEUES apps each get an equal share of the lane."""
     return PEOPLE_QUEUE if people else f"{BOTS_QUEUE}.{app_id % settings.BOT_LANE_QUEUES}"
+
+
+def lane_kind(queue: str) -> str:
+    """The lane a queue belongs to: PEOPLE_QUEUE, or BOTS_QUEUE for any of its sub-queues."""
+    return BOTS_QUEUE if queue.startswith(BOTS_QUEUE) else PEOPLE_QUEUE
 
 
 def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE) -> None:

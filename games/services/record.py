@@ -149,9 +149,9 @@ def turn_deadline(table: Table, state: State) -> dt.datetime | None:
     return timezone.now() + dt.timedelta(seconds=seconds)
 
 
-def has_people(table: Table) -> bool:
+def has_people(seating: Iterable[SeatRow]) -> bool:
     """A person sits at the table (away or not): its bot moves run on the people lane."""
-    return any(s["player"] is not None for s in table.seating)
+    return any(s["player"] is not None for s in seating)
 
 
 def schedule(table: Table | None) -> None:
@@ -166,7 +166,7 @@ def schedule(table: Table | None) -> None:
     if table.state is None:
         return
     table_id, version, bot_turn = table.pk, table.version, table.bot_turn
-    lane = jobs.lane_of(people=has_people(table), app_id=table.app_id or 0)
+    lane = jobs.lane_of(people=has_people(table.seating), app_id=table.app_id or 0)
     if bot_turn:
         transaction.on_commit(lambda: queue_tasks(table_id, version, lane))
 
