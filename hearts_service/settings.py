@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "hearts_service.observability.RequestContextMiddleware",  # request id, log context, access log, latency
     "django.middleware.security.SecurityMiddleware",
     "hearts_service.limits.BodySizeLimit",  # 413 before anything reads an oversized body
+    "hearts_service.limits.RateLimitHeaders",  # RateLimit-Policy and RateLimit on counted answers
     "corsheaders.middleware.CorsMiddleware",  # browser clients on other origins (CORS_* below)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -174,10 +175,18 @@ CORS_ALLOW_HEADERS = (
     "content-type",
     "idempotency-key",
     "if-match",
+    "if-none-match",
     "last-event-id",
     "accept",
 )
-CORS_EXPOSE_HEADERS = ("Idempotent-Replayed", "Retry-After", "X-Request-ID")
+CORS_EXPOSE_HEADERS = (
+    "Idempotent-Replayed",
+    "Retry-After",
+    "X-Request-ID",
+    "RateLimit",
+    "RateLimit-Policy",
+    "ETag",
+)
 CORS_ALLOW_CREDENTIALS = False
 CSRF_FAILURE_VIEW = "hearts_service.views.csrf_failure"
 # Request bodies: every API body is small JSON (a pass is three cards).

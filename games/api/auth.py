@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
@@ -42,17 +43,18 @@ class IsPrincipal:
 class RateLimit(BaseThrottle):
     """The rate limits of games/infra/ratelimit.py for every REST request: per token and app when
     authenticated, per address otherwise; a view with `in_turn_exempt` (actions) is not limited
-    for a seated player on their turn. Over a limit raises RateLimited (429, Retry-After)."""
+    for a seated player on their turn. Over a limit raises RateLimited (429, Retry-After). The
+    answer, either way, carries the RateLimit fields (hearts_service.limits.RateLimitHeaders)."""
 
     def allow_request(self, request: Request, view: Any) -> bool:
         if not settings.RATE_LIMITS_ENABLED:
             return True
         user = request.user
         if not isinstance(user, Principal):
-            ratelimit.check_address(ratelimit.client_address(request.META))
+            count_against_limits(request._request, None)
             return True
         try:
-            ratelimit.check_principal(user)
+            count_against_limits(request._request, user)
         except ratelimit.RateLimited:
             # Only a request over a limit pays for the turn lookup (it reads the game state).
             table_id = getattr(view, "kwargs", {}).get("table_id")
@@ -60,6 +62,20 @@ class RateLimit(BaseThrottle):
                 return True
             raise
         return True
+
+
+def count_against_limits(request: HttpRequest, principal: Principal | None) -> None:
+    """Count one request of this caller (its address when None) and leave the RateLimit fields of
+    the answer on the request; RateLimited when over a limit (its fields left there as well)."""
+    try:
+        if principal is None:
+            quotas = ratelimit.check_address(ratelimit.client_address(request.META))
+        else:
+            quotas = ratelimit.check_principal(principal)
+    except ratelimit.RateLimited as exc:
+        request.rate_limit_headers = ratelimit.headers(exc.quotas)  # type: ignore[attr-defined]
+        raise
+    request.rate_limit_headers = ratelimit.headers(quotas)  # type: ignore[attr-defined]
 
 
 class BearerScheme(OpenApiAuthenticationExtension):

@@ -4,6 +4,8 @@ every web process shares them; a seated player's action on their own turn is nev
 Each limit is a fixed window counted with one atomic INCR (plus EXPIRE) per request. Refusals are
 HTTP 429 with `Retry-After` and a body naming the limit:
 `{"code": "rate_limited", "limit": "token", "rate": "300/minute", "retry_after": 12, ...}`.
+Every counted answer, a success or a 429, also tells the caller where it stands, in the
+`RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers-10 (`headers`).
 If Redis is unreachable the limits are not enforced (logged): a restarting Redis must not stop
 games. Without Redis (the one-process embedded run) the windows are counted in memory.
 """
@@ -47,12 +49,24 @@ class Rate:
         return cls(int(match[1]), int(match[2] or 1) * _UNIT[match[3]], text.strip())
 
 
-class RateLimited(Exception):
-    """Over a limit: answered 429 with Retry-After."""
+@dataclass(frozen=True)
+class Quota:
+    """Where a caller stands against one limit once this request is counted: `remaining` requests
+    left in the window, which ends in `reset` seconds."""
 
-    def __init__(self, limit: str, rate: Rate, retry_after: int) -> None:
+    limit: str  # token, app or address
+    rate: Rate
+    remaining: int
+    reset: int
+
+
+class RateLimited(Exception):
+    """Over a limit: answered 429 with Retry-After (and the RateLimit fields of `quotas`)."""
+
+    def __init__(self, limit: str, rate: Rate, retry_after: int, quotas: tuple[Quota, ...] = ()) -> None:
         super().__init__(limit)
         self.limit, self.rate, self.retry_after = limit, rate, retry_after
+        self.quotas = quotas
 
     def body(self) -> dict[str, Any]:
         return {
@@ -93,10 +107,13 @@ def _count(key: str, rate: Rate, now: float) -> tuple[int, int]:
     return int(count), left
 
 
-def _check(limit: str, ident: str, rate: Rate, now: float) -> None:
+def _check(limit: str, ident: str, rate: Rate, now: float, counted: tuple[Quota, ...] = ()) -> Quota:
+    """Count one request against one limit; RateLimited (with every quota counted so far) when over."""
     count, left = _count(f"{limit}:{ident}", rate, now)
+    quota = Quota(limit, rate, max(0, rate.count - count), left)
     if count > rate.count:
-        raise RateLimited(limit, rate, left)
+        raise RateLimited(limit, rate, left, (*counted, quota))
+    return quota
 
 
 def _rates() -> dict[str, Rate]:
@@ -108,27 +125,45 @@ def enabled() -> bool:
     return bool(settings.RATE_LIMITS_ENABLED)
 
 
-def check_principal(principal: Principal) -> None:
-    """Count one request of a token (and of its app); raise RateLimited when over a limit."""
+def check_principal(principal: Principal) -> tuple[Quota, ...]:
+    """Count one request of a token (and of its app): the quotas left, for the RateLimit fields;
+    RateLimited when over a limit. Nothing is counted (no quotas) with limits off or Redis down."""
     if not settings.RATE_LIMITS_ENABLED:
-        return
+        return ()
     rates, now = _rates(), time.time()
     try:
-        _check("token", principal.credential or principal.owner, rates["token"], now)
-        if principal.app is not None:
-            _check("app", str(principal.app.pk), rates["app"], now)
+        token = _check("token", principal.credential or principal.owner, rates["token"], now)
+        if principal.app is None:
+            return (token,)
+        return (token, _check("app", str(principal.app.pk), rates["app"], now, (token,)))
     except redis.RedisError as exc:
         log.warning("rate limits not enforced: Redis: %s", exc)
+        return ()
 
 
-def check_address(address: str) -> None:
-    """Count one unauthenticated request (creating a guest) from this client address."""
+def check_address(address: str) -> tuple[Quota, ...]:
+    """Count one unauthenticated request (creating a guest) from this client address: the quota
+    left, as check_principal."""
     if not settings.RATE_LIMITS_ENABLED:
-        return
+        return ()
     try:
-        _check("address", address or "unknown", _rates()["address"], time.time())
+        return (_check("address", address or "unknown", _rates()["address"], time.time()),)
     except redis.RedisError as exc:
         log.warning("rate limits not enforced: Redis: %s", exc)
+        return ()
+
+
+def headers(quotas: tuple[Quota, ...]) -> dict[str, str]:
+    """The RateLimit fields of draft-ietf-httpapi-ratelimit-headers-10 for the limits a request was
+    counted against, as Structured Field lists, one member per limit named by a String:
+    `RateLimit-Policy: "token";q=600;w=60` (quota, window in seconds) and
+    `RateLimit: "token";r=599;t=42` (requests left, seconds until the window resets)."""
+    if not quotas:
+        return {}
+    return {
+        "RateLimit-Policy": ", ".join(f'"{q.limit}";q={q.rate.count};w={q.rate.seconds}' for q in quotas),
+        "RateLimit": ", ".join(f'"{q.limit}";r={q.remaining};t={q.reset}' for q in quotas),
+    }
 
 
 def in_turn(principal: Principal, table_id: int) -> bool:

@@ -67,6 +67,59 @@ def test_a_token_over_its_limit_gets_429_naming_the_limit_and_others_are_unaffec
     assert Table.objects.count() == 0  # the refused create changed nothing
 
 
+def _fields(response: Any) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """The RateLimit-Policy (quota, window) and RateLimit (remaining, reset) members, by limit."""
+
+    def members(value: str, a: str, b: str) -> dict[str, tuple[int, int]]:
+        out = {}
+        for member in value.split(","):
+            name, *params = member.strip().split(";")
+            values = dict(p.split("=") for p in params)
+            assert set(values) == {a, b}, value
+            out[json.loads(name)] = (int(values[a]), int(values[b]))
+        return out
+
+    return (
+        members(response["RateLimit-Policy"], "q", "w"),
+        members(response["RateLimit"], "r", "t"),
+    )
+
+
+def test_every_counted_answer_says_where_the_caller_stands_in_ratelimit_fields(
+    limits: dict[str, str],
+) -> None:
+    limits["address"] = "3/minute"
+    first = client().post("/api/v1/guests", {"name": "counted"}, format="json")
+    policy, left = _fields(first)
+    assert policy == {"address": (3, 60)} and left["address"][0] == 2 and 1 <= left["address"][1] <= 60
+    token = first.json()["token"]
+    limits["token"] = "4/hour"
+    for remaining in (3, 2, 1, 0):
+        ok = client(token).get("/api/v1/tables")
+        assert ok.status_code == 200
+        policy, left = _fields(ok)
+        assert policy == {"token": (4, 3600)}  # a guest has no app: one limit
+        assert left["token"][0] == remaining and 1 <= left["token"][1] <= 3600
+    refused = client(token).get("/api/v1/tables")
+    _limited(refused, "token", "4/hour")
+    policy, left = _fields(refused)
+    assert left["token"] == (0, int(refused["Retry-After"]))
+    # An app's player counts against both limits, and both are listed.
+    _, key = app_create(name="listed")
+    player = client(key).post("/api/v1/players", {"name": "p"}, format="json")
+    policy, left = _fields(player)
+    assert policy == {"token": (4, 3600), "app": (1000, 86400)} and left["app"][0] == 999
+    # A request no limit counts (a probe) carries no fields; streams: tests/games/test_stream_tickets.py.
+    assert "RateLimit" not in Client().get("/healthz")
+
+
+def test_no_ratelimit_fields_while_limits_are_off(limits: dict[str, str], settings: Any) -> None:
+    settings.RATE_LIMITS_ENABLED = False
+    token = guest("unlimited")
+    ok = client(token).get("/api/v1/tables")
+    assert ok.status_code == 200 and "RateLimit" not in ok and "RateLimit-Policy" not in ok
+
+
 def test_an_apps_tokens_share_the_app_limit(limits: dict[str, str]) -> None:
     _, key = app_create(name="farm")
     tokens = [
