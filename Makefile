@@ -10,8 +10,9 @@ ENGINE_SRC = $(wildcard games/engine/*.py)
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: pyproject.toml setup.py $(VENV)/bin/python
-	$(VENV)/bin/pip install -e '.[test]'
+# The service with its test tools, and the Python SDK (clients/python) that tests and examples use.
+$(VENV)/.installed: pyproject.toml setup.py clients/python/pyproject.toml $(VENV)/bin/python
+	$(VENV)/bin/pip install -e '.[test]' -e clients/python
 	touch $@
 
 # A second, non-editable install whose engine is compiled with mypyc (HEARTS_COMPILE=1).

@@ -1,12 +1,14 @@
-"""examples/bot_client.py, as a third-party bot author would run it: two clients (each its own
-guest) and two server bots play a whole game on a real ASGI server with a real Celery worker; one
-client's connections are cut mid-game (it resumes its stream with the last event id), the other is
-killed (SIGKILL) and started again, and no action is applied twice."""
+"""examples/bot_client.py (a bot on the Python SDK, clients/python), as a third-party bot author
+would run it: two clients (each its own guest) and two server bots play a whole game on a real ASGI
+server with a real Celery worker; one client's connections are cut mid-game (the SDK resumes its
+stream with the last event id), the other is killed (SIGKILL) and started again, and no action is
+applied twice."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -162,12 +164,15 @@ def test_two_bot_clients_finish_a_game_and_survive_a_kill(
         assert len(cards) == len(set(cards)) == 52
     per_seat = Counter((m.hand, m.position) for m in moves if m.kind == Move.Kind.PLAY)
     assert set(per_seat.values()) == {13}
-    # Every move of the clients carries the key of the version it was decided on (a pass may be
-    # accepted after other seats' passes, so only a play's version is exactly the one before it).
+    # Every move of the clients carries the Bot helper's key: table, seat and the version it was
+    # decided on (a pass may be accepted after other seats' passes, so only a play's version is
+    # exactly the one before it).
     mine = [m for m in moves if m.position in (0, 1) and m.kind in ("pass", "play", "moon")]
-    assert mine and all(m.idempotency_key.startswith(f"bot-{table_id}-") for m in mine)
-    assert all(m.idempotency_key == f"bot-{table_id}-{m.seq - 1}" for m in mine if m.kind == "play")
+    assert mine and all(m.idempotency_key.startswith(f"bot-{table_id}-{m.position}-") for m in mine)
+    plays_of_clients = [m for m in mine if m.kind == "play"]
+    assert all(m.idempotency_key == f"bot-{table_id}-{m.position}-{m.seq - 1}" for m in plays_of_clients)
     assert len({(m.position, m.idempotency_key) for m in mine}) == len(mine)
-    assert f"resuming after {table_id}=" in outputs[1]  # bob's stream was cut and resumed
+    # bob's stream was cut and resumed after the last event it had
+    assert re.search(rf"stream tables/{table_id}/stream lost .*; resuming after \d+(:\d+)? ", outputs[1])
     # The restarted client played on after the kill.
-    assert "v" in outputs[2] and "'type': 'play'" in outputs[2]
+    assert f"table {table_id} v" in outputs[2] and "'type': 'play'" in outputs[2]

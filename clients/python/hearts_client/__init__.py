@@ -1,0 +1,62 @@
+"""Python client of the Hearts service API: sync and async clients, typed models and events, `Bot`."""
+
+from hearts_client._core import Retry, __version__
+from hearts_client.aclient import AsyncEventStream, AsyncHeartsClient
+from hearts_client.bot import Bot
+from hearts_client.client import EventStream, HeartsClient
+from hearts_client.errors import (
+    AuthenticationError,
+    BadRequest,
+    Conflict,
+    HeartsError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    RulesError,
+    ServerError,
+    ServiceUnavailable,
+    StaleVersion,
+    TransportError,
+)
+from hearts_client.models import (
+    EVENT_TYPES,
+    Action,
+    Error,
+    Event,
+    Game,
+    LegalActions,
+    Seat,
+    Table,
+    YourTurn,
+)
+
+__all__ = [
+    "EVENT_TYPES",
+    "Action",
+    "AsyncEventStream",
+    "AsyncHeartsClient",
+    "AuthenticationError",
+    "BadRequest",
+    "Bot",
+    "Conflict",
+    "Error",
+    "Event",
+    "EventStream",
+    "Game",
+    "HeartsClient",
+    "HeartsError",
+    "LegalActions",
+    "NotFound",
+    "PermissionDenied",
+    "RateLimited",
+    "Retry",
+    "RulesError",
+    "Seat",
+    "ServerError",
+    "ServiceUnavailable",
+    "StaleVersion",
+    "Table",
+    "TransportError",
+    "YourTurn",
+    "__version__",
+]

@@ -1,0 +1,263 @@
+"""`AsyncHeartsClient`: the calls, retries and streams of `HeartsClient`, for asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from types import TracebackType
+from typing import Any, cast
+
+import httpx
+from httpx_sse import EventSource
+
+from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, Done, Retry, StreamState
+from hearts_client.client import api_base
+from hearts_client.models import (
+    Action,
+    BotLevel,
+    Event,
+    MoonChoice,
+    PlayerToken,
+    Scoresheet,
+    Table,
+    TablePage,
+)
+
+
+class AsyncHeartsClient:
+    """`HeartsClient` for asyncio: every method is a coroutine, `stream()` an async iterator."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        retry: Retry | None = None,
+        timeout: float = 30.0,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.retry = retry or Retry()
+        self.token = token
+        self._own = http is None
+        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._http.base_url = httpx.URL(api_base(base_url) + "/")
+        self._http.headers["User-Agent"] = USER_AGENT
+        if token:
+            self.use_token(token)
+
+    @classmethod
+    async def as_guest(cls, base_url: str, name: str, **kwargs: Any) -> AsyncHeartsClient:
+        """A client with the token of a new guest player."""
+        client = cls(base_url, **kwargs)
+        client.use_token((await client.create_guest(name))["token"])
+        return client
+
+    def use_token(self, token: str) -> None:
+        self.token = token
+        self._http.headers["Authorization"] = f"Bearer {token}"
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncHeartsClient:
+        return self
+
+    async def __aexit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        await self.aclose()
+
+    async def _run(self, call: Call) -> Any:
+        call.path = call.path.lstrip("/")
+        while True:
+            try:
+                response = await self._http.send(call.request(self._http))
+            except httpx.TransportError as exc:
+                step: Done | float = call.failed(exc)
+            else:
+                step = call.answered(response)
+            if isinstance(step, Done):
+                return step.value
+            await asyncio.sleep(step)
+
+    async def _write(self, path: str, body: dict[str, Any], **kwargs: Any) -> Any:
+        return await self._run(Call("POST", path, self.retry, body=body, write=True, **kwargs))
+
+    async def create_guest(self, name: str) -> PlayerToken:
+        return cast(PlayerToken, await self._write("guests", {"name": name}))
+
+    async def create_player(self, name: str, external_id: str = "") -> PlayerToken:
+        return cast(PlayerToken, await self._write("players", {"name": name, "external_id": external_id}))
+
+    async def create_table(
+        self,
+        *,
+        options: dict[str, Any] | None = None,
+        bots: dict[int, BotLevel] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        body = {"options": options or {}, "bots": {str(k): v for k, v in (bots or {}).items()}}
+        body["clocks"] = clocks or {}
+        return cast(Table, await self._write("tables", body, key=idempotency_key))
+
+    async def list_tables(
+        self,
+        *,
+        status: str | None = None,
+        open_seats: bool | None = None,
+        mine: bool | None = None,
+        cursor: str | None = None,
+    ) -> TablePage:
+        flags = [("status", status), ("open_seats", open_seats), ("mine", mine)]
+        params = {k: str(v).lower() for k, v in flags if v is not None}
+        if cursor:
+            params["cursor"] = cursor
+        return cast(TablePage, await self._run(Call("GET", "tables", self.retry, params=params)))
+
+    async def get_table(self, table_id: int) -> Table:
+        return cast(Table, await self._run(Call("GET", f"tables/{table_id}", self.retry)))
+
+    async def join(
+        self,
+        table_id: int,
+        position: int | None = None,
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        body = {} if position is None else {"position": position}
+        path = f"tables/{table_id}/join"
+        return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
+
+    async def leave(
+        self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        path = f"tables/{table_id}/leave"
+        return cast(Table, await self._write(path, {}, version=version, key=idempotency_key, restale=True))
+
+    async def add_bot(
+        self,
+        table_id: int,
+        level: BotLevel = "basic",
+        position: int | None = None,
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        body: dict[str, Any] = {"level": level} | ({} if position is None else {"position": position})
+        path = f"tables/{table_id}/bots"
+        return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
+
+    async def start(
+        self,
+        table_id: int,
+        fill_with: BotLevel = "basic",
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        body = {"fill_with": fill_with}
+        path = f"tables/{table_id}/start"
+        return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
+
+    async def abandon(
+        self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        path = f"tables/{table_id}/abandon"
+        return cast(Table, await self._write(path, {}, version=version, key=idempotency_key, restale=True))
+
+    async def back(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+        return cast(Table, await self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
+
+    async def act(
+        self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        """As `HeartsClient.act`: a 409 `stale_version` is raised, never retried."""
+        path = f"tables/{table_id}/actions"
+        return cast(Table, await self._write(path, dict(action), version=version, key=idempotency_key))
+
+    async def pass_cards(
+        self,
+        table_id: int,
+        cards: list[str],
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        action: Action = {"type": "pass", "cards": cards}
+        return await self.act(table_id, action, version=version, idempotency_key=idempotency_key)
+
+    async def play(
+        self, table_id: int, card: str, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        action: Action = {"type": "play", "card": card}
+        return await self.act(table_id, action, version=version, idempotency_key=idempotency_key)
+
+    async def choose_moon(
+        self,
+        table_id: int,
+        choice: MoonChoice,
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        action: Action = {"type": "moon", "choice": choice}
+        return await self.act(table_id, action, version=version, idempotency_key=idempotency_key)
+
+    async def scoresheet(self, table_id: int) -> Scoresheet:
+        return cast(Scoresheet, await self._run(Call("GET", f"tables/{table_id}/scoresheet", self.retry)))
+
+    async def events(self, table_id: int, after: int = 0) -> dict[str, Any]:
+        call = Call("GET", f"tables/{table_id}/events", self.retry, params={"after": str(after)})
+        return cast(dict[str, Any], await self._run(call))
+
+    async def moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
+        call = Call("GET", f"tables/{table_id}/moves", self.retry, params={"after": str(after)})
+        return cast(dict[str, Any], await self._run(call))
+
+    def stream(self, table_id: int | None = None, *, last_event_id: str | None = None) -> AsyncEventStream:
+        """As `HeartsClient.stream`, iterated with `async for`."""
+        path = f"tables/{table_id}/stream" if table_id is not None else "me/stream"
+        state = StreamState(path, self.retry, last_event_id, table_stream=table_id is not None)
+        return AsyncEventStream(self, state)
+
+
+class AsyncEventStream:
+    """`EventStream` for asyncio: typed events, resumed with `Last-Event-ID` after a drop."""
+
+    def __init__(self, client: AsyncHeartsClient, state: StreamState) -> None:
+        self.client, self.state = client, state
+
+    @property
+    def last_event_id(self) -> str | None:
+        return self.state.last_event_id
+
+    @property
+    def reconnects(self) -> int:
+        return self.state.reconnects
+
+    async def __aiter__(self) -> AsyncGenerator[Event]:
+        state, http = self.state, self.client._http
+        while not state.finished:
+            error: Exception | None = None
+            wait: float | None = None
+            try:
+                async with http.stream(
+                    "GET", state.path, headers=state.headers(), timeout=STREAM_TIMEOUT
+                ) as response:
+                    body = b"" if response.status_code == 200 else await response.aread()
+                    wait = state.opened(response, body)
+                    if wait is None:
+                        async for sse in EventSource(response).aiter_sse():
+                            event = state.event(sse)
+                            if event is not None:
+                                yield event
+                            if state.finished:
+                                return
+            except STREAM_DROPS as exc:
+                error = exc
+            if state.finished:
+                return
+            if wait is None or error is not None:
+                wait = state.dropped(error)
+            await asyncio.sleep(wait)

@@ -1,0 +1,326 @@
+"""The synchronous client, `HeartsClient`, on httpx: REST calls of a player or an app, and event streams."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from types import TracebackType
+from typing import Any, cast
+
+import httpx
+from httpx_sse import EventSource
+
+from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, Done, Retry, StreamState
+from hearts_client.models import (
+    Action,
+    BotLevel,
+    Event,
+    MoonChoice,
+    PlayerToken,
+    Scoresheet,
+    Table,
+    TablePage,
+)
+
+
+def api_base(base_url: str) -> str:
+    """`http://host:8000` or `http://host:8000/api/v1`: the API's root either way."""
+    base = base_url.rstrip("/")
+    return base if base.endswith("/api/v1") else base + "/api/v1"
+
+
+class HeartsClient:
+    """A player's (player token) or an app's (API key) client of the REST API.
+
+    Writes send an `Idempotency-Key` (pass `idempotency_key=` to choose it; a new one per call
+    otherwise, reused by that call's retries) and `If-Match` when given a `version`. Failures are
+    retried as `Retry` says; refusals raise `HeartsError` subclasses with the API's `code`.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        retry: Retry | None = None,
+        timeout: float = 30.0,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.retry = retry or Retry()
+        self.token = token
+        self._own = http is None
+        self._http = http or httpx.Client(timeout=timeout)
+        self._http.base_url = httpx.URL(api_base(base_url) + "/")
+        self._http.headers["User-Agent"] = USER_AGENT
+        if token:
+            self._http.headers["Authorization"] = f"Bearer {token}"
+
+    @classmethod
+    def as_guest(cls, base_url: str, name: str, **kwargs: Any) -> HeartsClient:
+        """A client with the token of a new guest player."""
+        client = cls(base_url, **kwargs)
+        client.use_token(client.create_guest(name)["token"])
+        return client
+
+    def use_token(self, token: str) -> None:
+        self.token = token
+        self._http.headers["Authorization"] = f"Bearer {token}"
+
+    def close(self) -> None:
+        if self._own:
+            self._http.close()
+
+    def __enter__(self) -> HeartsClient:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
+
+    # -- the calls -----------------------------------------------------------------------------
+
+    def _run(self, call: Call) -> Any:
+        call.path = call.path.lstrip("/")
+        while True:
+            try:
+                response = self._http.send(call.request(self._http))
+            except httpx.TransportError as exc:
+                step: Done | float = call.failed(exc)
+            else:
+                step = call.answered(response)
+            if isinstance(step, Done):
+                return step.value
+            time.sleep(step)
+
+    def _write(self, path: str, body: dict[str, Any], **kwargs: Any) -> Any:
+        return self._run(Call("POST", path, self.retry, body=body, write=True, **kwargs))
+
+    def create_guest(self, name: str) -> PlayerToken:
+        """A self-service guest player and its token (no credentials needed)."""
+        return cast(PlayerToken, self._write("guests", {"name": name}))
+
+    def create_player(self, name: str, external_id: str = "") -> PlayerToken:
+        """App key: a player for one of the app's users, and its token."""
+        return cast(PlayerToken, self._write("players", {"name": name, "external_id": external_id}))
+
+    def create_table(
+        self,
+        *,
+        options: dict[str, Any] | None = None,
+        bots: dict[int, BotLevel] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken."""
+        body = {"options": options or {}, "bots": {str(k): v for k, v in (bots or {}).items()}}
+        body["clocks"] = clocks or {}
+        return cast(Table, self._write("tables", body, key=idempotency_key))
+
+    def list_tables(
+        self,
+        *,
+        status: str | None = None,
+        open_seats: bool | None = None,
+        mine: bool | None = None,
+        cursor: str | None = None,
+    ) -> TablePage:
+        params = {
+            k: str(v).lower()
+            for k, v in [("status", status), ("open_seats", open_seats), ("mine", mine)]
+            if v is not None
+        }
+        if cursor:
+            params["cursor"] = cursor
+        return cast(TablePage, self._run(Call("GET", "tables", self.retry, params=params)))
+
+    def get_table(self, table_id: int) -> Table:
+        return cast(Table, self._run(Call("GET", f"tables/{table_id}", self.retry)))
+
+    def join(
+        self,
+        table_id: int,
+        position: int | None = None,
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        """Take a seat (the lowest open one without `position`); a full table starts by itself."""
+        body = {} if position is None else {"position": position}
+        return cast(
+            Table,
+            self._write(f"tables/{table_id}/join", body, version=version, key=idempotency_key, restale=True),
+        )
+
+    def leave(
+        self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        return cast(
+            Table,
+            self._write(f"tables/{table_id}/leave", {}, version=version, key=idempotency_key, restale=True),
+        )
+
+    def add_bot(
+        self,
+        table_id: int,
+        level: BotLevel = "basic",
+        position: int | None = None,
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        body: dict[str, Any] = {"level": level} | ({} if position is None else {"position": position})
+        return cast(
+            Table,
+            self._write(f"tables/{table_id}/bots", body, version=version, key=idempotency_key, restale=True),
+        )
+
+    def start(
+        self,
+        table_id: int,
+        fill_with: BotLevel = "basic",
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        """Start now, with bots of level `fill_with` in the open seats."""
+        return cast(
+            Table,
+            self._write(
+                f"tables/{table_id}/start",
+                {"fill_with": fill_with},
+                version=version,
+                key=idempotency_key,
+                restale=True,
+            ),
+        )
+
+    def abandon(
+        self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        """App key: close an unfinished table for good."""
+        return cast(
+            Table,
+            self._write(f"tables/{table_id}/abandon", {}, version=version, key=idempotency_key, restale=True),
+        )
+
+    def back(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+        """ "I'm back": a seat marked away is yours again."""
+        return cast(Table, self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
+
+    def act(
+        self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        """Your seat's action on the table as of `version`. A 409 `stale_version` is raised, never
+        retried: decide again on what the table shows now (`StaleVersion.version`)."""
+        return cast(
+            Table,
+            self._write(f"tables/{table_id}/actions", dict(action), version=version, key=idempotency_key),
+        )
+
+    def pass_cards(
+        self,
+        table_id: int,
+        cards: list[str],
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        return self.act(
+            table_id, {"type": "pass", "cards": cards}, version=version, idempotency_key=idempotency_key
+        )
+
+    def play(
+        self, table_id: int, card: str, *, version: int | None = None, idempotency_key: str | None = None
+    ) -> Table:
+        return self.act(
+            table_id, {"type": "play", "card": card}, version=version, idempotency_key=idempotency_key
+        )
+
+    def choose_moon(
+        self,
+        table_id: int,
+        choice: MoonChoice,
+        *,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        return self.act(
+            table_id, {"type": "moon", "choice": choice}, version=version, idempotency_key=idempotency_key
+        )
+
+    def scoresheet(self, table_id: int) -> Scoresheet:
+        return cast(Scoresheet, self._run(Call("GET", f"tables/{table_id}/scoresheet", self.retry)))
+
+    def events(self, table_id: int, after: int = 0) -> dict[str, Any]:
+        """The events after sequence `after` (`{"events", "version", "more"}`); poll with after=version."""
+        params = {"after": str(after)}
+        return cast(
+            dict[str, Any], self._run(Call("GET", f"tables/{table_id}/events", self.retry, params=params))
+        )
+
+    def moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
+        params = {"after": str(after)}
+        return cast(
+            dict[str, Any], self._run(Call("GET", f"tables/{table_id}/moves", self.retry, params=params))
+        )
+
+    # -- streams -------------------------------------------------------------------------------
+
+    def stream(self, table_id: int | None = None, *, last_event_id: str | None = None) -> EventStream:
+        """A table's events (`table_id`) or, without it, the player's events at all their tables;
+        resumed after `last_event_id` when given."""
+        path = f"tables/{table_id}/stream" if table_id is not None else "me/stream"
+        return EventStream(
+            self, StreamState(path, self.retry, last_event_id, table_stream=table_id is not None)
+        )
+
+
+class EventStream:
+    """Iterates over a stream's typed events, reconnecting after a dropped connection with
+    `Last-Event-ID` = the last event's id (nothing missed, nothing repeated). A table stream ends
+    after `table_finished`; a player stream runs until you stop iterating."""
+
+    def __init__(self, client: HeartsClient, state: StreamState) -> None:
+        self.client, self.state = client, state
+        self._response: httpx.Response | None = None
+
+    @property
+    def last_event_id(self) -> str | None:
+        return self.state.last_event_id
+
+    @property
+    def reconnects(self) -> int:
+        return self.state.reconnects
+
+    def __iter__(self) -> Generator[Event]:
+        state, http = self.state, self.client._http
+        while not state.finished:
+            error: Exception | None = None
+            wait: float | None = None
+            try:
+                with http.stream(
+                    "GET", state.path, headers=state.headers(), timeout=STREAM_TIMEOUT
+                ) as response:
+                    self._response = response
+                    wait = state.opened(response, b"" if response.status_code == 200 else response.read())
+                    if wait is None:
+                        for sse in EventSource(response).iter_sse():
+                            event = state.event(sse)
+                            if event is not None:
+                                yield event
+                            if state.finished:
+                                return
+            except STREAM_DROPS as exc:
+                error = exc
+            finally:
+                self._response = None
+            if state.finished:
+                return
+            if wait is None or error is not None:
+                wait = state.dropped(error)
+            time.sleep(wait)
+
+    def close(self) -> None:
+        """Stop reading (from another thread too): the iteration ends with its connection closed."""
+        self.state.finished = True
+        if self._response is not None:
+            self._response.close()

@@ -1,0 +1,397 @@
+"""Typed shapes of the API's JSON bodies and events, with the wire's own field names."""
+
+from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_type_hints
+
+# -- tables -----------------------------------------------------------------------------------
+
+TableStatus = Literal["open", "passing", "playing", "moon_choice", "finished", "abandoned"]
+Phase = Literal["passing", "playing", "moon_choice", "game_over"]
+BotLevel = Literal["random", "basic", "strong", "expert"]
+MoonChoice = Literal["subtract", "add"]
+
+
+class Player(TypedDict):
+    id: int
+    name: str
+    external_id: str
+
+
+class PlayerToken(TypedDict):
+    player: Player
+    token: str
+
+
+class Seat(TypedDict):
+    position: int
+    player: int | None
+    name: str | None
+    bot: str | None
+    away: bool
+    timeouts: int
+
+
+Clocks = TypedDict("Clocks", {"pass": int | None, "play": int | None, "moon": int | None, "away_after": int})
+
+
+class CardAt(TypedDict):
+    seat: int
+    card: str
+
+
+class Trick(TypedDict):
+    leader: int
+    cards: list[CardAt]
+    winner: int | None
+    points: int
+
+
+class MyPass(TypedDict):
+    to: int
+    cards: list[str]
+
+
+Received = TypedDict("Received", {"from": int, "cards": list[str]})
+
+LegalActions = TypedDict(
+    "LegalActions",
+    {
+        "type": Literal["pass", "play", "moon"],
+        "count": NotRequired[int],  # pass: how many cards
+        "from": NotRequired[list[str]],  # pass: the cards to choose from
+        "cards": NotRequired[list[str]],  # play: every legal card
+        "choices": NotRequired[list[str]],  # moon: subtract or add
+    },
+)
+
+
+class SheetRow(TypedDict):
+    hand: int
+    points: list[int]
+    totals: list[int]
+    moon: NotRequired[Any]
+
+
+class Game(TypedDict):
+    """One seat's view of the game (never another seat's cards); `hand`, `my_pass`, `received` and
+    `legal_actions` only for a seat."""
+
+    seat: int | None
+    hand_number: int
+    phase: Phase
+    dealer: int
+    pass_direction: str
+    deal_commitment: str
+    to_act: list[int]
+    turn: int | None
+    hand_sizes: list[int]
+    hearts_broken: bool
+    trick: list[CardAt]
+    leader: int | None
+    tricks: list[Trick]
+    points_taken: list[int]
+    scores: list[int]
+    scoresheet: list[SheetRow]
+    winners: list[int] | None
+    passed: NotRequired[list[bool]]
+    widow: NotRequired[Any]
+    moon: NotRequired[Any]
+    game_seed: NotRequired[str]
+    hand: NotRequired[list[str]]
+    my_pass: NotRequired[MyPass | None]
+    received: NotRequired[Received | None]
+    legal_actions: NotRequired[LegalActions | None]
+
+
+class Table(TypedDict):
+    """A table as the caller sees it (`GET tables/{id}` and every write's answer)."""
+
+    id: int
+    status: TableStatus
+    version: int
+    options: dict[str, Any]
+    clocks: Clocks
+    deadline: str | None
+    seats: list[Seat]
+    your_seat: int | None
+    game: Game | None
+
+
+class TableRow(TypedDict):
+    id: int
+    status: TableStatus
+    version: int
+    options: dict[str, Any]
+    hand_number: int
+    deadline: str | None
+    seats: list[Seat]
+    open_seats: int
+
+
+class TablePage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[TableRow]
+
+
+class Scoresheet(TypedDict):
+    hands: list[SheetRow]
+    totals: list[int]
+
+
+class Error(TypedDict):
+    """Every error body: a stable `code`, a `detail` for people, and the error's own fields."""
+
+    code: str
+    detail: str
+
+
+# -- actions ----------------------------------------------------------------------------------
+
+
+class PassAction(TypedDict):
+    type: Literal["pass"]
+    cards: list[str]
+
+
+class PlayAction(TypedDict):
+    type: Literal["play"]
+    card: str
+
+
+class MoonAction(TypedDict):
+    type: Literal["moon"]
+    choice: MoonChoice
+
+
+Action = Union[PassAction, PlayAction, MoonAction]  # noqa: UP007 (a runtime alias)
+
+# -- events -----------------------------------------------------------------------------------
+
+
+class _Streamed(TypedDict):
+    """What a stream adds to every event: its position (`id`) and, on a player stream, its table."""
+
+    id: NotRequired[str]
+    table: NotRequired[int]
+
+
+class _Logged(_Streamed):
+    """An event of the move log: the move's sequence number and its hand."""
+
+    seq: int
+    hand: int
+
+
+class GameStarted(_Logged):
+    type: Literal["game_started"]
+
+
+class SeatTaken(_Logged):
+    type: Literal["seat_taken"]
+    seat: int
+    player: int
+    name: str
+
+
+class SeatLeft(_Logged):
+    type: Literal["seat_left"]
+    seat: int
+    player: int
+
+
+class BotAdded(_Logged):
+    type: Literal["bot_added"]
+    seat: int
+    level: str
+
+
+class HandStarted(_Logged):
+    type: Literal["hand_started"]
+    dealer: int
+    pass_direction: str
+    deal_commitment: str
+
+
+class CardsDealt(_Logged):
+    type: Literal["cards_dealt"]
+    seat: int
+    cards: list[str]
+
+
+class PassSubmitted(_Logged):
+    type: Literal["pass_submitted"]
+    seat: int
+
+
+class CardsPassed(_Logged):
+    type: Literal["cards_passed"]
+    seat: int
+    to: int
+    cards: list[str]
+
+
+class PassesComplete(_Logged):
+    type: Literal["passes_complete"]
+
+
+_From = TypedDict("_From", {"from": int})
+
+
+class CardsReceived(_Logged, _From):
+    type: Literal["cards_received"]
+    seat: int
+    cards: list[str]
+
+
+class CardPlayed(_Logged):
+    type: Literal["card_played"]
+    seat: int
+    card: str
+
+
+class HeartsBroken(_Logged):
+    type: Literal["hearts_broken"]
+    seat: int
+    card: str
+
+
+class TrickWon(_Logged):
+    type: Literal["trick_won"]
+    seat: int
+    trick: int
+    cards: list[str]
+    points: int
+
+
+class TrickCarried(_Logged):
+    type: Literal["trick_carried"]
+    leader: int
+    cards: list[str]
+
+
+class MoonShot(_Logged):
+    type: Literal["moon_shot"]
+    seat: int
+    choices: list[str]
+
+
+class MoonChosen(_Logged):
+    type: Literal["moon_chosen"]
+    seat: int
+    choice: str
+
+
+class HandScored(_Logged):
+    type: Literal["hand_scored"]
+    points: list[int]
+    totals: list[int]
+    moon: dict[str, Any] | None
+
+
+class HandRevealed(_Logged):
+    type: Literal["hand_revealed"]
+    record: dict[str, Any]
+
+
+class GameOver(_Logged):
+    type: Literal["game_over"]
+    winners: list[int]
+    totals: list[int]
+    seed: str
+
+
+class TableAbandoned(_Logged):
+    type: Literal["table_abandoned"]
+
+
+class TableFinished(_Logged):
+    type: Literal["table_finished"]
+    status: Literal["finished", "abandoned"]
+    winners: list[int] | None
+    totals: list[int] | None
+
+
+class TurnTimedOut(_Logged):
+    type: Literal["turn_timed_out"]
+    seat: int
+    deadline: str | None
+
+
+class SeatAway(_Logged):
+    type: Literal["seat_away"]
+    seat: int
+
+
+class SeatBack(_Logged):
+    type: Literal["seat_back"]
+    seat: int
+
+
+class State(_Streamed):
+    """First event of a table stream: the table as you see it."""
+
+    type: Literal["state"]
+    state: Table
+
+
+class Tables(_Streamed):
+    """First event of a player stream: each of your unfinished tables."""
+
+    type: Literal["tables"]
+    tables: list[Table]
+
+
+class YourTurn(_Streamed):
+    """The table waits for you: act on `version` with one of `legal_actions` before `deadline`."""
+
+    type: Literal["your_turn"]
+    seq: int
+    version: int
+    hand: int
+    phase: str
+    seat: int
+    legal_actions: LegalActions
+    deadline: str | None
+
+
+Event = Union[  # noqa: UP007 (a runtime alias)
+    GameStarted,
+    SeatTaken,
+    SeatLeft,
+    BotAdded,
+    HandStarted,
+    CardsDealt,
+    PassSubmitted,
+    CardsPassed,
+    PassesComplete,
+    CardsReceived,
+    CardPlayed,
+    HeartsBroken,
+    TrickWon,
+    TrickCarried,
+    MoonShot,
+    MoonChosen,
+    HandScored,
+    HandRevealed,
+    GameOver,
+    TableAbandoned,
+    TableFinished,
+    TurnTimedOut,
+    SeatAway,
+    SeatBack,
+    State,
+    Tables,
+    YourTurn,
+]
+
+
+def _event_types() -> dict[str, type[Any]]:
+    """Each event type and its TypedDict (tests compare them with the OpenAPI document's `Event_<type>`)."""
+    out: dict[str, type[Any]] = {}
+    for cls in get_args(Event):
+        literal = get_type_hints(cls)["type"]
+        out[get_args(literal)[0]] = cls
+    return out
+
+
+EVENT_TYPES = _event_types()

@@ -1,0 +1,305 @@
+"""The Python SDK (clients/python) against live servers: whole games with the sync client and the
+Bot helper, a hand with the async client, a stream resumed after its connection is cut, retries
+of 429 and of lobby writes, and its models and version against the API's own description."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import httpx
+import pytest
+from django.conf import settings
+from drf_spectacular.generators import SchemaGenerator
+from hearts_client import (
+    EVENT_TYPES,
+    AsyncHeartsClient,
+    Bot,
+    Event,
+    Game,
+    HeartsClient,
+    LegalActions,
+    RateLimited,
+    Retry,
+    StaleVersion,
+    Table,
+    __version__,
+)
+from hearts_client import models as sdk_models
+
+from games.models import Move
+from games.models import Table as TableRow
+from tests.games import conftest as games
+from tests.games.test_bot_client import Proxy
+
+# The live-server fixtures of tests/games (this file sits beside, not under, their conftest).
+web, workers, finished_tables_replay_exactly = games.web, games.workers, games.finished_tables_replay_exactly
+
+ROOT = Path(__file__).resolve().parents[1]
+RANKS = "23456789TJQKA"
+NO_CLOCKS = {"pass": None, "play": None, "moon": None}
+
+
+def _rank(card: str) -> int:
+    return RANKS.index(card[:-1].replace("10", "T"))
+
+
+class Lowest(Bot):
+    """Pass the three highest cards, play the lowest legal one."""
+
+    def choose_pass(self, view: Game, legal: LegalActions) -> list[str]:
+        return sorted(legal["from"], key=_rank)[-legal["count"] :]
+
+    def choose_play(self, view: Game, legal: LegalActions) -> str:
+        return min(legal["cards"], key=_rank)
+
+
+# -- what needs no server ---------------------------------------------------------------------
+
+
+def _openapi() -> dict[str, Any]:
+    return dict(SchemaGenerator().get_schema(request=None, public=True))
+
+
+def test_version_is_the_api_version() -> None:
+    """The SDK's version is the API's: the OpenAPI info.version, the package's metadata and
+    `hearts_client.__version__` (docs/clients.md, "Versions"; tests/test_sdk_typescript.py: its own)."""
+    api = settings.SPECTACULAR_SETTINGS["VERSION"]
+    python = tomllib.loads((ROOT / "clients/python/pyproject.toml").read_text())["project"]["version"]
+    assert api == _openapi()["info"]["version"] == __version__ == python
+
+
+def _keys(typed: type[Any]) -> tuple[set[str], set[str]]:
+    return set(typed.__required_keys__), set(typed.__optional_keys__)
+
+
+def test_models_have_the_fields_of_the_openapi_document() -> None:
+    """Each event TypedDict has exactly the fields of its `Event_<type>` schema (required ones
+    required), and the table's models those of TableOut, SeatOut, GameOut and LegalOut."""
+    components = _openapi()["components"]["schemas"]
+    documented = {name.removeprefix("Event_") for name in components if name.startswith("Event_")}
+    assert documented == set(EVENT_TYPES)
+    for kind, typed in EVENT_TYPES.items():
+        schema = components[f"Event_{kind}"]
+        required, optional = _keys(typed)
+        assert required == set(schema["required"]), kind
+        assert required | optional == set(schema["properties"]), kind
+        literal = get_type_hints(typed)["type"]
+        assert literal.__args__ == tuple(schema["properties"]["type"]["enum"]), kind
+    for typed, name in [
+        (sdk_models.Table, "TableOut"),
+        (sdk_models.Seat, "SeatOut"),
+        (sdk_models.Game, "GameOut"),
+        (sdk_models.LegalActions, "LegalOut"),
+        (sdk_models.Clocks, "ClocksOut"),
+        (sdk_models.Player, "PlayerOut"),
+        (sdk_models.Scoresheet, "ScoresheetOut"),
+    ]:
+        schema = components[name]
+        required, optional = _keys(typed)
+        assert required == set(schema.get("required", [])), name
+        assert required | optional == set(schema["properties"]), name
+
+
+@pytest.mark.slow
+def test_package_and_example_are_mypy_strict_clean() -> None:
+    """`mypy --strict` on the SDK and on the example bot (outside the project's mypy settings: the
+    SDK depends on nothing of the server)."""
+    cmd = [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--no-incremental"]
+    result = subprocess.run(
+        [*cmd, "clients/python/hearts_client", "examples/bot_client.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- live servers -----------------------------------------------------------------------------
+
+
+def _counting(log: list[httpx.Request | httpx.Response]) -> httpx.Client:
+    """An httpx client that records every request and answer (the SDK accepts one)."""
+    return httpx.Client(timeout=30, event_hooks={"request": [log.append], "response": [log.append]})
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_sync_client_plays_a_whole_game(web: Callable[..., str], workers: Callable[..., object]) -> None:
+    """A person plays a whole game against three bots with the sync client alone: the table's
+    stream, an action on each `your_turn` at its version, every write with an Idempotency-Key."""
+    workers()
+    base = web()
+    seen: list[httpx.Request | httpx.Response] = []
+    client = HeartsClient.as_guest(base, "sync", http=_counting(seen))
+    table = client.create_table(
+        options={"target_score": 50}, bots={1: "random", 2: "random", 3: "random"}, clocks=NO_CLOCKS
+    )
+    table = client.join(table["id"], version=table["version"])
+    assert table["status"] == "passing" and table["your_seat"] == 0
+    events: list[Event] = []
+    stream = client.stream(table["id"])
+    deadline = time.monotonic() + 240
+    for event in stream:
+        assert time.monotonic() < deadline, "the game did not finish"
+        events.append(event)
+        if event["type"] == "your_turn":
+            legal = event["legal_actions"]
+            if legal["type"] == "pass":
+                cards = sorted(legal["from"], key=_rank)[-legal["count"] :]
+                action: Any = {"type": "pass", "cards": cards}
+            elif legal["type"] == "moon":
+                action = {"type": "moon", "choice": "subtract"}
+            else:
+                action = {"type": "play", "card": min(legal["cards"], key=_rank)}
+            try:
+                client.act(table["id"], action, version=event["version"])
+            except StaleVersion as exc:  # never replayed by the SDK: the stream sends the turn again
+                assert exc.code == "stale_version" and exc.version is not None
+    assert events[0]["type"] == "state"
+    assert events[-1]["type"] == "table_finished" and events[-1]["status"] == "finished"
+    assert all(e["type"] in EVENT_TYPES for e in events)
+    final = client.get_table(table["id"])
+    assert final["status"] == "finished"
+    assert client.scoresheet(table["id"])["totals"] == events[-1]["totals"]
+    posts = [r for r in seen if isinstance(r, httpx.Request) and r.method == "POST"]
+    assert posts and all(r.headers.get("Idempotency-Key") for r in posts)
+    actions = [r for r in posts if r.url.path.endswith("/actions")]
+    assert actions and all(r.headers.get("If-Match") for r in actions)
+    assert len({r.headers["Idempotency-Key"] for r in actions}) == len(actions)  # one per logical call
+    plays = Move.objects.filter(table_id=table["id"], kind="play", position=0)
+    assert plays.count() == 13 * TableRow.objects.get(pk=table["id"]).hand_number
+    client.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_async_bot_plays_a_hand(web: Callable[..., str], workers: Callable[..., object]) -> None:
+    """The Bot helper on the async client plays a whole hand, then leaves the stream."""
+    workers()
+    base = web()
+
+    class OneHand(Lowest):
+        scored: list[Event] = []
+
+        def on_event(self, event: Event) -> None:
+            if event["type"] == "hand_scored":
+                self.scored.append(event)
+                self.stop()
+
+    async def play() -> Table:
+        async with await AsyncHeartsClient.as_guest(base, "async") as client:
+            table = await client.create_table(bots={1: "basic", 2: "basic", 3: "basic"}, clocks=NO_CLOCKS)
+            return await OneHand().arun(client, table["id"])
+
+    table = asyncio.run(asyncio.wait_for(play(), 180))
+    assert len(OneHand.scored) == 1 and len(OneHand.scored[0]["points"]) == 4
+    assert table["game"] is not None and len(table["game"]["scoresheet"]) >= 1
+    mine = Move.objects.filter(table_id=table["id"], hand=1, position=0)
+    assert mine.filter(kind="play").count() == 13 and mine.filter(kind="pass").count() == 1
+    acted = [m for m in mine if m.kind in ("pass", "play", "moon")]
+    assert all(m.idempotency_key == f"bot-{table['id']}-0-{m.seq - 1}" for m in acted if m.kind == "play")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_stream_resumes_after_the_connection_is_cut(
+    web: Callable[..., str], workers: Callable[..., object]
+) -> None:
+    """A bot-only game followed through a relay whose connections are cut every few events: the
+    stream resumes from the last event id each time, and what it yields is exactly the REST log."""
+    workers()
+    proxy = Proxy(web())
+    client = HeartsClient.as_guest(proxy.base, "watcher", retry=Retry(backoff=0.05))
+    table = client.create_table(
+        options={"target_score": 50}, bots={0: "random", 1: "random", 2: "random", 3: "random"}
+    )
+    stream = client.stream(table["id"])
+    streamed: list[Event] = []
+    cut_at = 40
+    deadline = time.monotonic() + 240
+    try:
+        for event in stream:
+            assert time.monotonic() < deadline, "the game did not finish"
+            streamed.append(event)
+            if len(streamed) >= cut_at and stream.reconnects < 4:
+                cut_at += 60
+                threading.Timer(0.05, proxy.cut).start()  # mid-stream, while events keep coming
+    finally:
+        proxy.close()
+    assert stream.reconnects >= 4
+    assert streamed[-1]["type"] == "table_finished"
+    assert streamed[0]["type"] == "state"
+    logged: list[dict[str, Any]] = []
+    after = int(streamed[0]["id"])  # the state covers every move up to its id
+    while True:
+        page = client.events(table["id"], after)
+        logged += page["events"]
+        after = page["version"]
+        if not page["more"]:
+            break
+    got = [(e.get("seq"), e["type"]) for e in streamed if e["type"] not in ("state", "your_turn")]
+    assert got == [(e["seq"], e["type"]) for e in logged]  # nothing missed, nothing repeated
+    ids = [e.get("id") for e in streamed]
+    assert len(set(ids)) == len(ids)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) -> None:
+    """Over a low rate limit every call still succeeds: each 429 is waited out for its Retry-After
+    and sent again with the same Idempotency-Key (no write acts twice); with one attempt the 429
+    is raised as RateLimited. A lobby write at a stale version is retried at the current one; an
+    action at a stale version is raised, never replayed."""
+    base = web(RATE_LIMIT_TOKEN="4/2second")
+    seen: list[httpx.Request | httpx.Response] = []
+    client = HeartsClient.as_guest(base, "limited", http=_counting(seen))
+    started = time.monotonic()
+    tables = [client.create_table(bots={1: "basic", 2: "basic"}) for _ in range(6)]
+    reads = [client.get_table(t["id"]) for t in tables]
+    assert [t["id"] for t in reads] == [t["id"] for t in tables]
+    limited = [r for r in seen if isinstance(r, httpx.Response) and r.status_code == 429]
+    assert limited, "the limit was never reached"
+    assert all(r.headers["Retry-After"].isdigit() for r in limited)
+    assert time.monotonic() - started >= 1  # waited, not hammered
+    posts = [r for r in seen if isinstance(r, httpx.Request) and r.url.path.endswith("/tables")]
+    assert len({r.headers["Idempotency-Key"] for r in posts}) == 6 < len(posts)  # retried, same keys
+    assert TableRow.objects.filter(pk__in=[t["id"] for t in tables]).count() == 6
+
+    once = HeartsClient(base, client.token, retry=Retry(attempts=1))
+    with pytest.raises(RateLimited) as raised:
+        for _ in range(10):
+            once.get_table(tables[0]["id"])
+    assert raised.value.code == "rate_limited" and raised.value.status == 429
+    assert raised.value.retry_after is not None and raised.value.retry_after > 0
+
+    # A join at a stale version: the SDK retries at the version the 409 names.
+    time.sleep(2.1)
+    table = tables[0]
+    other = HeartsClient.as_guest(base, "other")
+    other.add_bot(table["id"], "basic", version=table["version"])
+    joined = client.join(table["id"], version=table["version"])
+    assert joined["status"] == "passing" and joined["your_seat"] is not None
+    stale = [r for r in seen if isinstance(r, httpx.Response) and r.status_code == 409]
+    assert stale and stale[-1].json()["code"] == "stale_version"
+    # An action at a stale version is raised with the current version.
+    assert joined["game"] is not None and joined["game"]["legal_actions"] is not None
+    cards = joined["game"]["legal_actions"]["from"][:3]
+    with pytest.raises(StaleVersion) as conflict:
+        client.pass_cards(table["id"], cards, version=joined["version"] - 1)
+    assert conflict.value.version == joined["version"]
+    client.close()
+    other.close()
+    once.close()
