@@ -1,0 +1,454 @@
+/**
+ * TypeScript client of the Hearts service API (docs/clients.md): the REST calls of a player or an
+ * app on fetch, typed by the OpenAPI document (src/schema.d.ts, generated), with the retries of the
+ * Python SDK and resumable event streams (SSE over fetch, parsed by eventsource-parser).
+ */
+
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import type { components } from "./schema.js";
+
+type Schemas = components["schemas"];
+export type Table = Schemas["TableOut"];
+export type Seat = Schemas["SeatOut"];
+export type Game = Schemas["GameOut"];
+export type LegalActions = Schemas["LegalOut"];
+export type Scoresheet = Schemas["ScoresheetOut"];
+export type PlayerToken = Schemas["PlayerTokenOut"];
+export type ErrorBody = Schemas["ErrorOut"] & Record<string, unknown>;
+/** Any event of a stream; narrow it on `type`. */
+export type StreamEvent = Schemas["StreamEvent"];
+export type YourTurn = Schemas["Event_your_turn"];
+export type BotLevel = "random" | "basic" | "strong" | "expert";
+export type Action =
+  | { type: "pass"; cards: string[] }
+  | { type: "play"; card: string }
+  | { type: "moon"; choice: "subtract" | "add" };
+
+/** The SDK's version: the API's (the OpenAPI document's info.version). */
+export const VERSION = "1.0.0";
+
+/** A refusal of the API, or no answer at all (`transport_error`): branch on `code`. */
+export class HeartsError extends Error {
+  constructor(
+    readonly code: string,
+    readonly detail: string,
+    readonly status: number | null,
+    readonly body: ErrorBody,
+  ) {
+    super(`${status ?? "-"} ${code}: ${detail}`);
+    this.name = new.target.name;
+  }
+}
+
+/** 409 `stale_version`: the table moved on; `version` is the current one. */
+export class StaleVersion extends HeartsError {
+  get version(): number | null {
+    return typeof this.body["version"] === "number" ? this.body["version"] : null;
+  }
+}
+
+/** 429 or 503: wait `retryAfter` seconds (from `Retry-After`) before trying again. */
+export class RetryLater extends HeartsError {
+  retryAfter: number | null = null;
+}
+
+export interface Retry {
+  /** Tries per call, the first included. */
+  attempts: number;
+  /** First wait (ms) when the server names none, doubling up to `maxBackoffMs`. */
+  backoffMs: number;
+  maxBackoffMs: number;
+  /** A `Retry-After` longer than this (ms) is not waited for: the error is raised. */
+  maxWaitMs: number;
+  /** Reconnections of a stream in a row without an event. */
+  streamAttempts: number;
+}
+
+const DEFAULT_RETRY: Retry = {
+  attempts: 5,
+  backoffMs: 250,
+  maxBackoffMs: 5000,
+  maxWaitMs: 60000,
+  streamAttempts: 10,
+};
+const STREAM_IDLE_MS = 60000; // keep-alives come every 15 s: a minute of silence is a dead link
+const OVER = new Set(["finished", "abandoned"]);
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function retryAfterMs(response: Response): number | null {
+  const raw = response.headers.get("Retry-After");
+  if (raw === null) return null;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const when = Date.parse(raw);
+  return Number.isNaN(when) ? null : Math.max(0, when - Date.now());
+}
+
+async function errorFrom(response: Response): Promise<HeartsError> {
+  const text = await response.text();
+  let body: ErrorBody;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || typeof (parsed as { code?: unknown }).code !== "string") {
+      throw new Error("not an error body");
+    }
+    body = parsed as ErrorBody;
+  } catch {
+    body = { code: `http_${response.status}`, detail: text.slice(0, 200) };
+  }
+  const detail = typeof body.detail === "string" ? body.detail : "";
+  if (body.code === "stale_version") return new StaleVersion(body.code, detail, response.status, body);
+  if (response.status === 429 || response.status === 503) {
+    const error = new RetryLater(body.code, detail, response.status, body);
+    const wait = retryAfterMs(response);
+    error.retryAfter = wait === null ? null : wait / 1000;
+    return error;
+  }
+  return new HeartsError(body.code, detail, response.status, body);
+}
+
+function newKey(): string {
+  return `hc-${crypto.randomUUID()}`;
+}
+
+interface CallOptions {
+  body?: unknown;
+  /** Sent as If-Match. */
+  version?: number | null;
+  /** Writes: the Idempotency-Key of this logical call (a new one when not given). */
+  key?: string | null;
+  write?: boolean;
+  /** A write whose intent does not depend on what changed: on stale_version, again at the current version. */
+  restale?: boolean;
+}
+
+export interface ClientOptions {
+  retry?: Partial<Retry>;
+  fetch?: typeof fetch;
+}
+
+/**
+ * A player's (player token) or an app's (API key) client. Writes send an `Idempotency-Key` that
+ * their retries reuse, and `If-Match` when given a version. Retried: no answer at all (the key makes
+ * it safe), 429 and 503 after `Retry-After`, other 5xx; 409 `stale_version` only for lobby writes
+ * (join, leave, bots, start, abandon), at the version the 409 names. An action's `stale_version` is
+ * thrown as `StaleVersion`: decide again on what the table shows now.
+ */
+export class HeartsClient {
+  readonly base: string;
+  readonly retry: Retry;
+  token: string | null;
+  private readonly fetcher: typeof fetch;
+
+  constructor(baseUrl: string, token: string | null = null, options: ClientOptions = {}) {
+    const base = baseUrl.replace(/\/+$/, "");
+    this.base = base.endsWith("/api/v1") ? base : `${base}/api/v1`;
+    this.token = token;
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.fetcher = options.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  /** A client with the token of a new guest player. */
+  static async asGuest(baseUrl: string, name: string, options: ClientOptions = {}): Promise<HeartsClient> {
+    const client = new HeartsClient(baseUrl, null, options);
+    client.token = (await client.createGuest(name)).token;
+    return client;
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const headers: Record<string, string> = { ...extra };
+    if (this.token) headers["Authorization"] = `Bearer ${this.token}`;
+    return headers;
+  }
+
+  private delay(failures: number): number {
+    return Math.min(this.retry.backoffMs * 2 ** Math.max(0, failures - 1), this.retry.maxBackoffMs);
+  }
+
+  /** One logical call with its retries; the decoded answer (undefined for 204). */
+  async call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+    const key = options.write ? (options.key ?? newKey()) : null;
+    let version = options.version ?? null;
+    for (let failures = 1; ; failures++) {
+      const headers = this.headers({ Accept: "application/json" });
+      if (options.body !== undefined) headers["Content-Type"] = "application/json";
+      if (key !== null) headers["Idempotency-Key"] = key;
+      if (version !== null) headers["If-Match"] = String(version);
+      let response: Response;
+      try {
+        response = await this.fetcher(`${this.base}/${path}`, {
+          method,
+          headers,
+          body: options.body === undefined ? null : JSON.stringify(options.body),
+        });
+      } catch (cause) {
+        if (failures >= this.retry.attempts) {
+          const detail = `${method} ${path}: ${String(cause)}`;
+          throw new HeartsError("transport_error", detail, null, { code: "transport_error", detail });
+        }
+        await sleep(this.delay(failures));
+        continue;
+      }
+      if (response.ok) {
+        const text = await response.text();
+        return (text ? JSON.parse(text) : undefined) as T;
+      }
+      const error = await errorFrom(response);
+      if (failures >= this.retry.attempts) throw error;
+      if (error instanceof StaleVersion && options.restale && error.version !== null) {
+        version = error.version;
+        continue;
+      }
+      if (error instanceof RetryLater) {
+        const wait = error.retryAfter === null ? this.delay(failures) : error.retryAfter * 1000;
+        if (wait > this.retry.maxWaitMs) throw error;
+        await sleep(wait);
+        continue;
+      }
+      if (error.status !== null && error.status >= 500) {
+        await sleep(this.delay(failures));
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  createGuest(name: string): Promise<PlayerToken> {
+    return this.call("POST", "guests", { body: { name }, write: true });
+  }
+
+  createTable(
+    spec: {
+      options?: Record<string, unknown>;
+      bots?: Record<string, BotLevel>;
+      clocks?: Record<string, number | null>;
+    } = {},
+    key?: string,
+  ): Promise<Table> {
+    const body = { options: spec.options ?? {}, bots: spec.bots ?? {}, clocks: spec.clocks ?? {} };
+    return this.call("POST", "tables", { body, write: true, key: key ?? null });
+  }
+
+  getTable(tableId: number): Promise<Table> {
+    return this.call("GET", `tables/${tableId}`);
+  }
+
+  join(tableId: number, position?: number, version?: number): Promise<Table> {
+    const body = position === undefined ? {} : { position };
+    return this.call("POST", `tables/${tableId}/join`, { body, write: true, version: version ?? null, restale: true });
+  }
+
+  addBot(tableId: number, level: BotLevel = "basic", position?: number, version?: number): Promise<Table> {
+    const body = position === undefined ? { level } : { level, position };
+    return this.call("POST", `tables/${tableId}/bots`, { body, write: true, version: version ?? null, restale: true });
+  }
+
+  start(tableId: number, fillWith: BotLevel = "basic", version?: number): Promise<Table> {
+    const body = { fill_with: fillWith };
+    return this.call("POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
+  }
+
+  /** Your seat's action on the table as of `version`; `stale_version` is thrown, never retried. */
+  act(tableId: number, action: Action, version?: number, key?: string): Promise<Table> {
+    return this.call("POST", `tables/${tableId}/actions`, {
+      body: action,
+      write: true,
+      version: version ?? null,
+      key: key ?? null,
+    });
+  }
+
+  scoresheet(tableId: number): Promise<Scoresheet> {
+    return this.call("GET", `tables/${tableId}/scoresheet`);
+  }
+
+  /**
+   * A table's events (`tableId`) or, without it, the player's at all their tables. After a dropped
+   * connection it reconnects with `Last-Event-ID` = the last event's id: nothing missed, nothing
+   * repeated. A table stream ends after `table_finished` (or a 204: over, nothing left).
+   */
+  stream(tableId?: number, lastEventId?: string): EventStream {
+    return new EventStream(this, tableId === undefined ? "me/stream" : `tables/${tableId}/stream`, {
+      tableStream: tableId !== undefined,
+      lastEventId: lastEventId ?? null,
+      fetcher: this.fetcher,
+      headers: () => this.headers({ Accept: "text/event-stream" }),
+      delay: (failures) => this.delay(failures),
+    });
+  }
+}
+
+interface StreamSetup {
+  tableStream: boolean;
+  lastEventId: string | null;
+  fetcher: typeof fetch;
+  headers: () => Record<string, string>;
+  delay: (failures: number) => number;
+}
+
+/** The typed events of one stream, resumed after drops; iterate with `for await`. */
+export class EventStream implements AsyncIterable<StreamEvent> {
+  lastEventId: string | null;
+  reconnects = 0;
+  private finished = false;
+  private readonly controller = new AbortController();
+
+  constructor(
+    private readonly client: HeartsClient,
+    private readonly path: string,
+    private readonly setup: StreamSetup,
+  ) {
+    this.lastEventId = setup.lastEventId;
+  }
+
+  /** Stop reading: the iteration ends and its connection is closed. */
+  close(): void {
+    this.finished = true;
+    this.controller.abort();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<StreamEvent> {
+    const retry = this.client.retry;
+    let failures = 0;
+    while (!this.finished) {
+      let wait: number | null = null;
+      let cause: unknown = "the server ended the stream";
+      const idle = new AbortController();
+      const abort = (): void => idle.abort();
+      this.controller.signal.addEventListener("abort", abort);
+      let timer = setTimeout(abort, STREAM_IDLE_MS);
+      try {
+        const headers = this.setup.headers();
+        if (this.lastEventId !== null) headers["Last-Event-ID"] = this.lastEventId;
+        const response = await this.setup.fetcher(`${this.client.base}/${this.path}`, {
+          headers,
+          signal: idle.signal,
+        });
+        if (response.status === 204) {
+          this.finished = true;
+          return;
+        }
+        if (!response.ok || response.body === null) {
+          const error = await errorFrom(response);
+          failures++;
+          if (failures >= retry.streamAttempts) throw error;
+          if (error instanceof RetryLater) {
+            wait = error.retryAfter === null ? this.setup.delay(failures) : error.retryAfter * 1000;
+            if (wait > retry.maxWaitMs) throw error;
+          } else if (error.status !== null && error.status >= 500) {
+            wait = this.setup.delay(failures);
+          } else {
+            throw error;
+          }
+        } else {
+          const queue: StreamEvent[] = [];
+          const parser = createParser({
+            onEvent: (message: EventSourceMessage) => {
+              if (!message.data) return;
+              const event = JSON.parse(message.data) as StreamEvent;
+              if (message.id) this.lastEventId = message.id;
+              queue.push(event);
+            },
+          });
+          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+          try {
+            for (;;) {
+              const { done, value } = await reader.read();
+              if (done) break;
+              clearTimeout(timer);
+              timer = setTimeout(abort, STREAM_IDLE_MS);
+              parser.feed(value);
+              while (queue.length > 0) {
+                const event = queue.shift() as StreamEvent;
+                failures = 0;
+                if (this.setup.tableStream && event.type === "table_finished") this.finished = true;
+                if (event.type === "state" && OVER.has(event.state.status)) this.finished = true;
+                yield event;
+                if (this.finished) return;
+              }
+            }
+          } finally {
+            await reader.cancel().catch(() => undefined);
+          }
+        }
+      } catch (error) {
+        if (error instanceof HeartsError) throw error;
+        if (this.finished) return; // closed
+        cause = error; // the connection dropped (or went silent): resume below
+      } finally {
+        clearTimeout(timer);
+        this.controller.signal.removeEventListener("abort", abort);
+      }
+      if (this.finished) return;
+      if (wait === null) {
+        failures++;
+        this.reconnects++;
+        if (failures >= retry.streamAttempts) {
+          const detail = `${this.path}: ${String(cause)}`;
+          throw new HeartsError("transport_error", detail, null, { code: "transport_error", detail });
+        }
+        wait = this.setup.delay(failures);
+      }
+      await sleep(wait);
+    }
+  }
+}
+
+/**
+ * A seat played by code: override `choosePass` and `choosePlay` (or `act`), then `run(client,
+ * tableId)`. It takes a seat (or finds its own), follows the table's stream and on each
+ * `your_turn` reads the table and posts its action with `If-Match` and the Idempotency-Key
+ * `bot-<table>-<seat>-<version>` (a retry or a restarted bot never acts twice); a `stale_version`
+ * reads the table again and decides afresh.
+ */
+export abstract class Bot {
+  abstract choosePass(view: Game, legal: LegalActions): string[];
+  abstract choosePlay(view: Game, legal: LegalActions): string;
+
+  chooseMoon(_view: Game, legal: LegalActions): "subtract" | "add" {
+    return (legal.choices ?? ["subtract"]).includes("subtract") ? "subtract" : "add";
+  }
+
+  act(view: Game, legal: LegalActions): Action {
+    if (legal.type === "pass") return { type: "pass", cards: this.choosePass(view, legal) };
+    if (legal.type === "moon") return { type: "moon", choice: this.chooseMoon(view, legal) };
+    return { type: "play", card: this.choosePlay(view, legal) };
+  }
+
+  /** Every event of the table's stream, before the bot acts on it. */
+  onEvent(_event: StreamEvent): void {}
+
+  /** Play `tableId` until it is over; resolves with the table as it ended. */
+  async run(client: HeartsClient, tableId: number, seat?: number, stream?: EventStream): Promise<Table> {
+    try {
+      await client.join(tableId, seat);
+    } catch (error) {
+      if (!(error instanceof HeartsError) || (await client.getTable(tableId)).your_seat === null) throw error;
+    }
+    for await (const event of stream ?? client.stream(tableId)) {
+      this.onEvent(event);
+      if (event.type === "your_turn") await this.turn(client, tableId);
+    }
+    return client.getTable(tableId);
+  }
+
+  private async turn(client: HeartsClient, tableId: number): Promise<void> {
+    for (let attempt = 0; attempt < client.retry.attempts; attempt++) {
+      const table = await client.getTable(tableId);
+      const game = table.game;
+      const seat = table.your_seat;
+      const legal = game?.legal_actions;
+      if (OVER.has(table.status) || !game || seat === null || !game.to_act.includes(seat) || !legal) return;
+      const action = this.act(game, legal);
+      try {
+        await client.act(tableId, action, table.version, `bot-${tableId}-${seat}-${table.version}`);
+        return;
+      } catch (error) {
+        if (error instanceof HeartsError && error.status === 409) continue; // moved on: decide again
+        if (error instanceof HeartsError && error.status === 422) return; // refused: wait for the next turn
+        throw error;
+      }
+    }
+  }
+}

@@ -1,0 +1,175 @@
+"""The TypeScript SDK (clients/typescript): its version is the API's, its types are those generated from
+the live OpenAPI document, it compiles with `tsc --strict`, and its compiled bot plays a whole game on
+a live server, resuming its stream after the connection is cut."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+
+from games.models import Move
+from games.models import Table as TableRow
+from tests.conftest import skip_or_fail
+from tests.games import conftest as games
+from tests.games.test_bot_client import Proxy
+
+# The live-server fixtures of tests/games (this file sits beside, not under, their conftest).
+web, workers, finished_tables_replay_exactly = games.web, games.workers, games.finished_tables_replay_exactly
+
+ROOT = Path(__file__).resolve().parents[1]
+TS = ROOT / "clients" / "typescript"
+REGENERATE = (
+    "regenerate it: `make run` (or any server of this tree) on :8000, then "
+    "`cd clients/typescript && npm ci && npm run generate`"
+)
+
+
+def _tools() -> tuple[str, str]:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        skip_or_fail("node and npm are not installed (the TypeScript SDK's tests need Node.js 20)")
+    assert node is not None and npm is not None
+    return node, npm
+
+
+def _node_modules(npm: str) -> Path:
+    """`npm ci` once per lockfile: node_modules is kept under the user's cache directory, keyed by
+    the hash of package.json and package-lock.json, so a warm run installs nothing."""
+    digest = hashlib.sha256((TS / "package.json").read_bytes() + (TS / "package-lock.json").read_bytes())
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hearts-client-ts"
+    root.mkdir(parents=True, exist_ok=True)
+    cached = root / digest.hexdigest()[:20]
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time (pytest -n 2)
+        if not (cached / "node_modules").is_dir():
+            staging = Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
+            for name in ("package.json", "package-lock.json"):
+                shutil.copy(TS / name, staging / name)
+            result = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                cwd=staging,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert result.returncode == 0, result.stdout + result.stderr
+            shutil.rmtree(cached, ignore_errors=True)
+            staging.rename(cached)
+    return cached / "node_modules"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SDK and its example compiled with `tsc --strict` in a build directory of their own."""
+    node, npm = _tools()
+    modules = _node_modules(npm)
+    build = tmp_path_factory.mktemp("typescript")
+    for name in ("src", "examples"):
+        shutil.copytree(TS / name, build / name)
+    for name in ("package.json", "tsconfig.json"):
+        shutil.copy(TS / name, build / name)
+    (build / "node_modules").symlink_to(modules, target_is_directory=True)
+    tsc = [node, str(build / "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--strict"]
+    result = subprocess.run(tsc, cwd=build, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return build
+
+
+def test_package_version_is_the_api_version() -> None:
+    package = json.loads((TS / "package.json").read_text())
+    lock = json.loads((TS / "package-lock.json").read_text())
+    index = (TS / "src" / "index.ts").read_text()
+    version = settings.SPECTACULAR_SETTINGS["VERSION"]
+    assert package["version"] == lock["version"] == version
+    assert f'export const VERSION = "{version}";' in index
+    # Pinned tools: an exact version for each, as the lockfile installs it.
+    assert all(v[0].isdigit() for v in package["devDependencies"].values()), package["devDependencies"]
+
+
+@pytest.mark.slow
+def test_compiles_under_strict(built: Path) -> None:
+    for name in ("src/index.js", "src/index.d.ts", "examples/play.js"):
+        assert (built / "dist" / name).is_file(), name
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_types_are_generated_from_the_live_document(
+    built: Path, web: Callable[..., str], tmp_path: Path
+) -> None:
+    """src/schema.d.ts is exactly what openapi-typescript makes of the served OpenAPI document: a
+    change of the API that is not regenerated fails here."""
+    node, _ = _tools()
+    document = httpx.get(web() + "/api/schema/?format=json", timeout=30)
+    assert document.status_code == 200
+    (tmp_path / "openapi.json").write_bytes(document.content)
+    cli = [
+        node,
+        str(built / "node_modules/openapi-typescript/bin/cli.js"),
+        "openapi.json",
+        "-o",
+        "schema.d.ts",
+    ]
+    result = subprocess.run(cli, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    generated = (tmp_path / "schema.d.ts").read_text()
+    assert generated == (TS / "src" / "schema.d.ts").read_text(), (
+        f"clients/typescript/src/schema.d.ts is stale: {REGENERATE}"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_compiled_bot_plays_a_whole_game(
+    built: Path, web: Callable[..., str], workers: Callable[..., object], tmp_path: Path
+) -> None:
+    """node runs the compiled example: a Bot on the TypeScript client plays seat 0 against three
+    server bots to the end of the game, through a relay whose connections are cut mid-game."""
+    node, _ = _tools()
+    workers()
+    proxy = Proxy(web())
+    log = tmp_path / "play.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [node, "dist/examples/play.js", proxy.base], cwd=built, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + 240
+        while Move.objects.filter(kind="play", position=0).count() < 5:  # the table is the test's only one
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "no plays"
+            time.sleep(0.1)
+        proxy.cut()  # the stream (and any request in flight) is cut: the client resumes
+        proc.wait(max(1, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proxy.close()
+    output = log.read_text()
+    assert proc.returncode == 0, output
+    result = json.loads(output.strip().splitlines()[-1])
+    assert result["status"] == "finished" and len(result["totals"]) == 4
+    assert result["reconnects"] >= 1
+    assert result["seen"]["state"] == 1 and result["seen"]["table_finished"] == 1
+    assert result["seen"]["your_turn"] >= 13
+    table = TableRow.objects.get(pk=result["table"])
+    last = table.score_rows.filter(hand_number=table.hand_number).order_by("position")
+    assert table.status == TableRow.Status.FINISHED and [r.total for r in last] == result["totals"]
+    mine = Move.objects.filter(table_id=table.pk, position=0, kind__in=["pass", "play", "moon"])
+    assert mine.filter(kind="play").count() == 13 * table.hand_number
+    assert all(m.idempotency_key == f"bot-{table.pk}-0-{m.seq - 1}" for m in mine if m.kind == "play")
