@@ -147,7 +147,7 @@ def answer(
         response["Idempotent-Replayed"] = "true" if out.replayed else "false"
         return response
     assert out.table is not None
-    return Response(reads.table_body(out.table, principal), status=status)
+    return Response(reads.table_body(out.table, principal, out.state), status=status)
 
 
 class GuestsView(APIView):

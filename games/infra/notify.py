@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import logging
+import os
+import queue
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -45,18 +49,96 @@ def publish(
     same round trip (games.infra.clocks). The message is only a wake-up: streams read what changed
     from the database, so a lost message (Redis restarting) delays a stream by at most its poll
     interval, and never loses or repeats an event; a lost clock is found by the sweep. Without
-    Redis (the embedded run) streams poll, the sweeping thread enforces clocks, and this does nothing."""
+    Redis (the embedded run) streams poll, the sweeping thread enforces clocks, and this does nothing.
+
+    The round trip is made by this process's publisher thread, in order, several commits' wake-ups
+    in one pipeline when they queue up: the request that committed does not wait for Redis."""
+    if not settings.REDIS_URL:
+        return
+    _outbox().put(_Note(table_id, version, frozenset(player_ids), clock))
+
+
+@dataclass(frozen=True)
+class _Note:
+    table_id: int
+    version: int
+    players: frozenset[int]
+    clock: dt.datetime | bool | None
+
+
+class _Outbox:
+    """The wake-ups this process has yet to send, and the thread that sends them."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.notes: queue.SimpleQueue[_Note] = queue.SimpleQueue()
+        self.pending = 0
+        self.idle = threading.Condition()
+        threading.Thread(target=self.run, name="hearts-notify", daemon=True).start()
+
+    def put(self, note: _Note) -> None:
+        with self.idle:
+            self.pending += 1
+        self.notes.put(note)
+
+    def run(self) -> None:
+        while True:
+            batch = [self.notes.get()]
+            while True:
+                try:
+                    batch.append(self.notes.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                send(batch)
+            finally:
+                with self.idle:
+                    self.pending -= len(batch)
+                    self.idle.notify_all()
+
+    def flush(self, timeout: float) -> bool:
+        with self.idle:
+            return self.idle.wait_for(lambda: self.pending == 0, timeout)
+
+
+_box: _Outbox | None = None
+
+
+def _outbox() -> _Outbox:
+    global _box
+    box = _box
+    if box is None or box.pid != os.getpid():  # a forked child starts its own thread
+        with _lock:
+            if _box is None or _box.pid != os.getpid():
+                _box = _Outbox()
+            box = _box
+    return box
+
+
+def flush(timeout: float = 2.0) -> bool:
+    """Wait until this process has sent every wake-up queued so far (at exit, and for tests that
+    read Redis right after a commit); False if that took longer than `timeout` seconds."""
+    box = _box
+    return box is None or box.pid != os.getpid() or box.flush(timeout)
+
+
+def send(notes: Iterable[_Note]) -> None:
+    """One pipeline for these wake-ups and clocks; a Redis error is logged, never raised."""
     client = shared_redis()
     if client is None:
         return
-    message = str(version)
     try:
         with client.pipeline(transaction=False) as pipe:
-            pipe.publish(table_channel(table_id), message)
-            for player_id in set(player_ids):
-                pipe.publish(player_channel(player_id), f"{table_id}:{version}")
-            if clock is not False:
-                clocks.stage(pipe, table_id, clock if isinstance(clock, dt.datetime) else None)
+            for note in notes:
+                pipe.publish(table_channel(note.table_id), str(note.version))
+                for player_id in note.players:
+                    pipe.publish(player_channel(player_id), f"{note.table_id}:{note.version}")
+                if note.clock is not False:
+                    deadline = note.clock if isinstance(note.clock, dt.datetime) else None
+                    clocks.stage(pipe, note.table_id, deadline)
             pipe.execute()
     except redis.RedisError as exc:  # never fail a committed action because a wake-up was lost
-        log.warning("stream wake-up for table %s not published: %s", table_id, exc)
+        log.warning("stream wake-ups not published: %s", exc)
+
+
+atexit.register(flush)

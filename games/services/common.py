@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from bots import LEVELS
 from games import reads
 from games.accounts import Principal
-from games.engine import Event
+from games.engine import Event, State
 from games.errors import ServiceError
 from games.models import App, IdempotentRequest, Move, Seat, Table
 from games.services.record import schedule
@@ -28,12 +28,15 @@ _CLOCK_LIMITS = {"pass": (5, 86_400), "play": (5, 86_400), "moon": (5, 86_400), 
 class Outcome:
     """What a request did: the table after it, and the engine events of the action.
     With an idempotency key, `response` is the (status, body) answered the first time, and
-    `replayed` says this request repeated it (then nothing was applied again and `table` is None)."""
+    `replayed` says this request repeated it (then nothing was applied again and `table` is None).
+    `state` is the table's engine state when the call already has it parsed, so that the answer
+    does not parse it again."""
 
     table: Table | None
     events: list[Event] = field(default_factory=list)
     response: tuple[int, str] | None = None
     replayed: bool = False
+    state: State | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class Idempotency:
 
         def render(out: Outcome) -> tuple[int, str]:
             assert out.table is not None
-            body = reads.table_body(out.table, principal)
+            body = reads.table_body(out.table, principal, out.state)
             return status, json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
         return cls(principal.owner, key, fingerprint, render)

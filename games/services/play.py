@@ -48,6 +48,7 @@ from games.services.record import (
     seated,
     store_state,
     turn_deadline,
+    write,
 )
 
 _PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
@@ -104,11 +105,12 @@ def action_submit(
             events = [*take_back(table, seat), *events]  # timeouts count only in a row
             fields = [*_PLAY_FIELDS, "seating"]
         key = idempotency.key if idempotency else ""
-        log(table, KIND_OF_ACTION[type(parsed)], seat, payload, events, key)
+        moves: list[Move] = []
+        log(table, KIND_OF_ACTION[type(parsed)], seat, payload, events, key, staged=moves)
         metrics.action_applied(KIND_OF_ACTION[type(parsed)], "human")
         store_state(table, state, before)
-        table.save(update_fields=fields)
-        return Outcome(table, events)
+        write(table, moves, fields)
+        return Outcome(table, events, state=state)
 
     overdue: list[int] = []
     try:
@@ -154,8 +156,9 @@ def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outco
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
             return Outcome(None)
-        events = advance(table, state_from_dict(table.state), limit=limit)
-        table.save()
+        moves: list[Move] = []
+        events = advance(table, state_from_dict(table.state), moves, limit=limit)
+        write(table, moves)
         return Outcome(table, events)
 
     return run(act, None)
@@ -191,8 +194,9 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
         seated(table, seats)
         # Only the late seats' moves: the bot moves after them run on the table's lane (the
         # commit queues them), so a clock task stays short and the clock lane stays free.
-        events = advance(table, state, timed_out=set(late), first_events=marked, bots=False)
-        table.save()
+        moves: list[Move] = []
+        events = advance(table, state, moves, timed_out=set(late), first_events=marked, bots=False)
+        write(table, moves)
         return Outcome(table, events)
 
     return run(act, None)
@@ -231,6 +235,7 @@ def take_back(table: Table, seat: int) -> list[Event]:
 def advance(
     table: Table,
     state: State,
+    moves: list[Move],
     *,
     timed_out: AbstractSet[int] = frozenset(),
     first_events: Sequence[Event] = (),
@@ -239,7 +244,8 @@ def advance(
 ) -> list[Event]:
     """Make the moves the server owes: for seats whose clock ran out (once each), and (unless
     `bots` is False) for bots and away seats while only they are to act, stopping at the end of
-    the hand. Each move is logged on its own, with the events it caused."""
+    the hand. Each move is logged on its own, with the events it caused, into `moves` (the caller
+    writes them with the table row: `record.write`)."""
 
     caused: list[Event] = []
     hand, pending, made = state.hand_no, list(first_events), 0
@@ -265,7 +271,7 @@ def advance(
                 events = [public("turn_timed_out", seat=seat, deadline=missed), *events]
             events, pending = [*pending, *events], []
             caused += events
-            log(table, KIND_OF_ACTION[type(action)], seat, action.to_dict(), events)
+            log(table, KIND_OF_ACTION[type(action)], seat, action.to_dict(), events, staged=moves)
             metrics.action_applied(KIND_OF_ACTION[type(action)], "timeout" if seat in timed_out else "bot")
             if seat in timed_out:
                 metrics.timeout(KIND_OF_ACTION[type(action)])
