@@ -236,7 +236,7 @@ class WebhookEndpoint(models.Model):
 
 class WebhookDelivery(models.Model):
     """One move's public events for one endpoint, recorded in the move's own transaction and sent
-    at least once: `uuid` is stable across attempts (Hearts-Delivery), and `body` holds the exact
+    at least once: `uuid` is stable across attempts (webhook-id), and `body` holds the exact
     bytes every attempt sends."""
 
     class Status(models.TextChoices):

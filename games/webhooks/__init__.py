@@ -9,18 +9,32 @@
   outside any transaction with a short timeout, then record the result only if the claim is still
   the current one. Duplicate tasks find the row claimed or done and do nothing; a worker killed
   mid-send leaves a lease that runs out, and the sweep queues the delivery again. Delivery is at
-  least once: receivers dedupe on the delivery id (`Hearts-Delivery`, the body's `id`).
-- Signing: `Hearts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, f"{t}.{body}")>`.
-- The secret is not stored: an endpoint keeps a random salt, and the secret is
-  `whsec_` + HMAC-SHA256(WEBHOOK_SECRET_KEY, salt). The database alone cannot sign; rotating
-  WEBHOOK_SECRET_KEY changes every endpoint's secret (rotate one with POST .../secret).
+  least once: receivers dedupe on the delivery id (`webhook-id`, the body's `id`).
+- Signing: Standard Webhooks (https://www.standardwebhooks.com), by its reference library:
+  `webhook-id`, `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`
+  (`v1,<base64 HMAC-SHA256(key, f"{id}.{timestamp}.{body}")>`); receivers verify with
+  `standardwebhooks.Webhook(secret).verify(body, headers)`.
+- The secret is not stored: an endpoint keeps a random salt, its key is the 32 bytes of
+  HMAC-SHA256(WEBHOOK_SECRET_KEY, salt) and its secret `whsec_` + base64(key). The database alone
+  cannot sign; rotating WEBHOOK_SECRET_KEY changes every endpoint's secret (rotate one with
+  POST .../secret).
+- The body's JSON Schema is docs/schemas/webhook-body.schema.json (games/api/webhook_schema.py).
 
-Modules: `base` (event types, header, settings), `endpoints` (an app's endpoints and secrets),
+Modules: `base` (event types, headers, settings), `endpoints` (an app's endpoints and secrets),
 `recording` (deliveries recorded with each move), `transport` (signing, the POST) and `sending`
 (an attempt, retries and the sweep). Callers import what is re-exported here.
 """
 
-from games.webhooks.base import HIDDEN_EVENT_TYPES, PUBLIC_EVENT_TYPES, QUEUE, SECRET_PREFIX, SIGNATURE_HEADER
+from games.webhooks.base import (
+    BODY_TYPE,
+    HIDDEN_EVENT_TYPES,
+    ID_HEADER,
+    PUBLIC_EVENT_TYPES,
+    QUEUE,
+    SECRET_PREFIX,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+)
 from games.webhooks.endpoints import (
     DELIVERY_STATUSES,
     check_event_types,
@@ -37,15 +51,18 @@ from games.webhooks.endpoints import (
 )
 from games.webhooks.recording import queue, record, redeliver
 from games.webhooks.sending import attempt, deliver_due, due, sweep
-from games.webhooks.transport import backoff, post, sign, verify
+from games.webhooks.transport import backoff, post, sign
 
 __all__ = [
+    "BODY_TYPE",
     "DELIVERY_STATUSES",
     "HIDDEN_EVENT_TYPES",
+    "ID_HEADER",
     "PUBLIC_EVENT_TYPES",
     "QUEUE",
     "SECRET_PREFIX",
     "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
     "attempt",
     "backoff",
     "check_event_types",
@@ -67,5 +84,4 @@ __all__ = [
     "secret_rotate",
     "sign",
     "sweep",
-    "verify",
 ]

@@ -1,4 +1,4 @@
-"""The webhooks' vocabulary: the event types an app can receive, the header, the queue, and the
+"""The webhooks' vocabulary: the event types an app can receive, the headers, the queue, and the
 settings and refusals the other webhook modules share."""
 
 from __future__ import annotations
@@ -36,9 +36,16 @@ PUBLIC_EVENT_TYPES = (
     "seat_back",
 )
 HIDDEN_EVENT_TYPES = ("cards_dealt", "cards_passed", "cards_received")
-SIGNATURE_HEADER = "Hearts-Signature"
+# Standard Webhooks (https://www.standardwebhooks.com): the delivery id, the attempt's unix time and
+# its signature(s); plus the body's event types and the attempt's number, for routing and logs.
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+SIGNATURE_HEADER = "webhook-signature"
+EVENT_HEADER = "Hearts-Event"
+ATTEMPT_HEADER = "Hearts-Attempt"
+BODY_TYPE = "table.events"  # the body's `type`: the public events of one move of a table
 QUEUE = "webhooks"  # CELERY_TASK_ROUTES sends games.deliver_webhook there
-SECRET_PREFIX = "whsec_"
+SECRET_PREFIX = "whsec_"  # then the standard base64 of the signing key's bytes
 Status = WebhookDelivery.Status
 
 

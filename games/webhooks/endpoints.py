@@ -85,10 +85,12 @@ def check_event_types(types: object) -> list[str]:
 
 
 def secret_of(endpoint: WebhookEndpoint) -> str:
-    """The endpoint's signing secret, derived from its salt and the server's key."""
+    """The endpoint's signing secret in the Standard Webhooks format: `whsec_` + the standard
+    base64 (with its padding) of a 32-byte key, HMAC-SHA256(WEBHOOK_SECRET_KEY, the endpoint's salt).
+    Derived, never stored: the database alone cannot sign."""
     key = str(conf("WEBHOOK_SECRET_KEY")).encode()
     mac = hmac.new(key, f"hearts-webhook:{endpoint.secret_salt}".encode(), hashlib.sha256).digest()
-    return SECRET_PREFIX + base64.urlsafe_b64encode(mac).decode().rstrip("=")
+    return SECRET_PREFIX + base64.b64encode(mac).decode()
 
 
 def endpoint_create(

@@ -17,6 +17,7 @@ from games import reads
 from games.infra import jobs
 from games.models import Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks.base import (
+    BODY_TYPE,
     HIDDEN_EVENT_TYPES,
     Status,
     conf,
@@ -52,8 +53,9 @@ def record(table: Table, tagged: Sequence[list[Any]]) -> None:
         if not wanted:
             continue
         delivery_id = uuid.uuid4()
-        body = {
+        body = {  # docs/schemas/webhook-body.schema.json
             "id": str(delivery_id),
+            "type": BODY_TYPE,
             "webhook": endpoint.pk,
             "table": table.pk,
             "seq": table.version,

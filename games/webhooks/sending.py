@@ -18,7 +18,8 @@ from games.infra import jobs
 from games.models import WebhookDelivery
 from games.webhooks import transport
 from games.webhooks.base import (
-    SIGNATURE_HEADER,
+    ATTEMPT_HEADER,
+    EVENT_HEADER,
     Status,
     conf,
 )
@@ -58,18 +59,16 @@ def attempt(delivery_id: str, *, now: dt.datetime | None = None) -> str:
         row.claim = uuid.uuid4()
         row.save(update_fields=["attempts", "last_attempt_at", "next_attempt_at", "claim"])
     claimed, claim = row.attempts, row.claim
-    body = row.body.encode()
-    stamp = int(time.time())
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "hearts-webhooks/1",
-        SIGNATURE_HEADER: sign(secret_of(row.endpoint), stamp, body),
-        "Hearts-Delivery": str(row.uuid),
-        "Hearts-Event": ",".join(row.event_types),
-        "Hearts-Attempt": str(claimed),
+        # webhook-id (the delivery id, the same on every attempt), webhook-timestamp (now), webhook-signature
+        **sign(secret_of(row.endpoint), str(row.uuid), row.body),
+        EVENT_HEADER: ",".join(row.event_types),
+        ATTEMPT_HEADER: str(claimed),
     }
     started = time.monotonic()
-    code, error = transport.post(row.endpoint.url, body, headers, timeout)
+    code, error = transport.post(row.endpoint.url, row.body.encode(), headers, timeout)
     took = round((time.monotonic() - started) * 1000)
     ok = code is not None and 200 <= code < 300
     done = timezone.now()

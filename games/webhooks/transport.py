@@ -1,10 +1,9 @@
-"""The wire: signing and verifying a body, and one POST that follows no redirect and never reaches a
-private address unless allowed."""
+"""The wire: the Standard Webhooks signature headers of an attempt, and one POST that follows no
+redirect and never reaches a private address unless allowed."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import datetime as dt
 import ipaddress
 import logging
 import random
@@ -16,30 +15,28 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from standardwebhooks import Webhook
+
 from games.webhooks.base import (
+    ID_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
     conf,
 )
 
 log = logging.getLogger(__name__)
 
 
-def sign(secret: str, timestamp: int, body: bytes) -> str:
-    """The Hearts-Signature header value for `body` sent at `timestamp` (unix seconds)."""
-    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
-    return f"t={timestamp},v1={mac}"
-
-
-def verify(secret: str, header: str, body: bytes, *, tolerance: int = 300, now: float | None = None) -> bool:
-    """What a receiver does (the snippet of docs/webhooks.md): the signature matches and is recent."""
-    try:
-        parts = dict(item.split("=", 1) for item in header.split(","))
-        timestamp = int(parts["t"])
-    except (KeyError, ValueError):
-        return False
-    if abs((time.time() if now is None else now) - timestamp) > tolerance:
-        return False
-    expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, parts.get("v1", ""))
+def sign(secret: str, delivery_id: str, body: str, *, timestamp: int | None = None) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt at sending `body`: `webhook-id` (the delivery
+    id, the same on every attempt), `webhook-timestamp` (this attempt's unix seconds, now unless
+    given) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`), signed
+    by the standardwebhooks library, so a receiver's `Webhook(secret).verify(body, headers)` is the
+    same code. Receivers verify with that library; the service has no verifier of its own."""
+    stamp = int(time.time()) if timestamp is None else timestamp
+    at = dt.datetime.fromtimestamp(stamp, tz=dt.UTC)
+    signature = Webhook(secret).sign(msg_id=delivery_id, timestamp=at, data=body)
+    return {ID_HEADER: delivery_id, TIMESTAMP_HEADER: str(stamp), SIGNATURE_HEADER: signature}
 
 
 def backoff(attempts: int) -> float:

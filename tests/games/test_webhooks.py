@@ -1,16 +1,21 @@
-"""Signed webhooks: registration and its errors, the secret shown once, isolation between apps,
-signed deliveries of a whole bot game to a real local HTTP receiver with no hidden card in any
-body, a dead endpoint's growing backoff, redelivery, duplicate and interrupted task runs, the
-sweep, and a real Celery worker on the `webhooks` queue (PostgreSQL and Redis)."""
+"""Signed webhooks: registration and its errors, the secret shown once (in the Standard Webhooks
+format), isolation between apps, deliveries of a whole bot game to a real local HTTP receiver,
+verified by the standardwebhooks library and valid against the body's JSON Schema, with no hidden
+card in any body; tampered, stale and replayed deliveries refused by that library, a dead
+endpoint's growing backoff with one webhook-id, redelivery and rotation, duplicate and interrupted
+task runs, the sweep, and a real Celery worker on the `webhooks` queue (PostgreSQL and Redis)."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
+import re
 import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,10 +26,13 @@ from django.core import signals
 from django.db import close_old_connections
 from django.db.models import Count
 from django.utils import timezone
+from jsonschema import Draft202012Validator
 from rest_framework.test import APIClient
+from standardwebhooks import Webhook, WebhookVerificationError
 
 from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
+from games.api.webhook_schema import body_schema
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks import transport
@@ -32,18 +40,43 @@ from tests.games.test_schema import CONFORMS, schema  # loaded at collection: it
 
 ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = {"cards_dealt", "cards_passed", "cards_received"}
+SCHEMA_FILE = ROOT / "docs" / "schemas" / "webhook-body.schema.json"
+BODY_SCHEMA = Draft202012Validator(
+    json.loads(SCHEMA_FILE.read_text()), format_checker=Draft202012Validator.FORMAT_CHECKER
+)
 
 
-def _documented_verifier() -> Callable[..., bool]:
+def _documented_receiver() -> Callable[..., Any]:
     """The verification snippet of docs/webhooks.md itself, as a receiver would paste it."""
     section = (ROOT / "docs" / "webhooks.md").read_text().split("# Webhooks", 1)[1]
     snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict[str, Any] = {}
     exec(snippet, namespace)
-    return namespace["verify_signature"]  # type: ignore[no-any-return]
+    return namespace["verified_body"]  # type: ignore[no-any-return]
 
 
-verify_signature = _documented_verifier()
+verified_body = _documented_receiver()
+
+
+def verified(secret: str, headers: dict[str, str], raw: bytes) -> Any:
+    """The body as a receiver gets it from the reference library (which refuses by raising)."""
+    return Webhook(secret).verify(raw, headers)
+
+
+def refusal(secret: str, headers: dict[str, str], raw: bytes) -> str:
+    """Why the reference library refuses this delivery (the test fails if it accepts it)."""
+    with pytest.raises(WebhookVerificationError) as refused:
+        Webhook(secret).verify(raw, headers)
+    return str(refused.value)
+
+
+def check_body(raw: bytes) -> dict[str, Any]:
+    """A delivered body, checked against the documented JSON Schema."""
+    body = json.loads(raw)
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in BODY_SCHEMA.iter_errors(body)]
+    assert not errors, errors
+    assert dt.datetime.fromisoformat(body["created_at"]).utcoffset() == dt.timedelta(0)
+    return body  # type: ignore[no-any-return]
 
 
 class Receiver:
@@ -57,7 +90,7 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                owner.received.append((dict(self.headers.items()), body))
+                owner.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 self.send_response(owner.status)
                 self.end_headers()
 
@@ -166,7 +199,9 @@ def test_registration_validates_and_shows_the_secret_once() -> None:
     )
     assert r.status_code == 201
     created = r.json()
-    assert created["secret"].startswith("whsec_") and len(created["secret"]) > 40
+    # The Standard Webhooks format: whsec_ + the standard base64 of a 32-byte key, padding and all.
+    assert re.fullmatch(r"whsec_[A-Za-z0-9+/]{43}=", created["secret"]), created["secret"]
+    assert len(base64.b64decode(created["secret"].removeprefix("whsec_"), validate=True)) == 32
     assert created["event_types"] == ["trick_won", "card_played"] and created["active"] is True
     endpoint = WebhookEndpoint.objects.get()
     assert webhooks.secret_of(endpoint) == created["secret"]
@@ -188,6 +223,7 @@ def test_registration_validates_and_shows_the_secret_once() -> None:
     assert rotated != created["secret"] and rotated == webhooks.secret_of(
         WebhookEndpoint.objects.get(pk=created["id"])
     )
+    assert re.fullmatch(r"whsec_[A-Za-z0-9+/]{43}=", rotated)
     assert api.delete(f"/api/v1/webhooks/{created['id']}").status_code == 204
     assert api.get(f"/api/v1/webhooks/{created['id']}").status_code == 404
 
@@ -276,13 +312,19 @@ def test_a_whole_bot_game_is_delivered_signed_and_without_any_hidden_card(
     } <= types
     assert "game_over" in types
     assert not types & HIDDEN
+    sent_from = int(time.time()) - 600
     for headers, raw in everything.received:
-        assert verify_signature(hook["secret"], headers["Hearts-Signature"], raw)
-        assert not verify_signature(only["secret"], headers["Hearts-Signature"], raw)
-        assert not verify_signature(hook["secret"], headers["Hearts-Signature"], raw + b" ")
-        body = json.loads(raw)
-        assert headers["Hearts-Delivery"] == body["id"]
-        assert headers["Hearts-Event"] == ",".join(dict.fromkeys(e["type"] for e in body["events"]))
+        body = check_body(raw)  # every real body matches docs/schemas/webhook-body.schema.json
+        assert verified(hook["secret"], headers, raw) == body  # Standard Webhooks, its own library
+        assert verified_body(hook["secret"], raw, headers) == body  # the snippet of docs/webhooks.md
+        assert verified_body(only["secret"], raw, headers) is None  # another endpoint's secret
+        assert refusal(only["secret"], headers, raw) == "No matching signature found"
+        assert headers["webhook-id"] == body["id"] and body["type"] == "table.events"
+        assert sent_from <= int(headers["webhook-timestamp"]) <= time.time() + 1
+        assert re.fullmatch(r"v1,[A-Za-z0-9+/]{43}=", headers["webhook-signature"])
+        assert "hearts-signature" not in headers and "hearts-delivery" not in headers
+        assert headers["hearts-event"] == ",".join(dict.fromkeys(e["type"] for e in body["events"]))
+        assert headers["hearts-attempt"] == "1"
         for name in HIDDEN:
             assert name.encode() not in raw
         for event in body["events"]:
@@ -301,7 +343,7 @@ def test_a_whole_bot_game_is_delivered_signed_and_without_any_hidden_card(
                 assert json.dumps(sorted(cards)) not in json.dumps(b)
     assert {e["type"] for b in tricks.bodies() for e in b["events"]} == {"trick_won"}
     for headers, raw in tricks.received:
-        assert verify_signature(only["secret"], headers["Hearts-Signature"], raw)
+        assert verified(only["secret"], headers, raw) == check_body(raw)
 
     page = api.get(f"/api/v1/webhooks/{hook['id']}/deliveries").json()
     assert len(page["results"]) == 20 and page["next"]
@@ -314,6 +356,43 @@ def test_a_whole_bot_game_is_delivered_signed_and_without_any_hidden_card(
     assert one["body"] == json.loads(everything.received[-1][1]) and one["log"][0]["status_code"] == 200
     assert api.get(f"/api/v1/webhooks/{hook['id']}/deliveries?status=pending").json()["results"] == []
     assert api.get(f"/api/v1/webhooks/{hook['id']}/deliveries?status=nope").json()["code"] == "invalid_filter"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_library_refuses_a_tampered_stale_or_replayed_delivery(receiver: Callable[..., Receiver]) -> None:
+    app, key = app_create(name="a")
+    target = receiver()
+    hook = (
+        client(key)
+        .post("/api/v1/webhooks", {"url": target.url, "event_types": ["game_started"]}, format="json")
+        .json()
+    )
+    bot_game(app, target=50)
+    assert deliver_everything() == 1
+    [(headers, raw)] = target.received
+    secret = hook["secret"]
+    assert verified(secret, headers, raw)["events"][0]["type"] == "game_started"
+    signed = ("webhook-id", "webhook-timestamp", "webhook-signature")
+    # What was sent is exactly what the service signs for that id, time and body.
+    again = webhooks.sign(
+        secret, headers["webhook-id"], raw.decode(), timestamp=int(headers["webhook-timestamp"])
+    )
+    assert again == {name: headers[name] for name in signed}
+    # A changed body, delivery id or timestamp no longer matches the signature.
+    no_match = "No matching signature found"
+    assert refusal(secret, headers, raw.replace(b'"game_started"', b'"game_over"')) == no_match
+    assert refusal(secret, headers, raw + b" ") == no_match
+    assert refusal(secret, {**headers, "webhook-id": str(uuid.uuid4())}, raw) == no_match
+    later = str(int(headers["webhook-timestamp"]) + 1)
+    assert refusal(secret, {**headers, "webhook-timestamp": later}, raw) == no_match
+    # Rightly signed, but more than 5 minutes old (a replay) or ahead: refused all the same.
+    now = int(time.time())
+    for shift, why in ((-301, "Message timestamp too old"), (301, "Message timestamp too new")):
+        replayed = webhooks.sign(secret, headers["webhook-id"], raw.decode(), timestamp=now + shift)
+        assert refusal(secret, {**headers, **replayed}, raw) == why
+    for name in signed:
+        without = {k: v for k, v in headers.items() if k != name}
+        assert refusal(secret, without, raw) == "Missing required headers"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -353,6 +432,16 @@ def test_a_dead_endpoint_records_failed_attempts_with_growing_backoff(
         r = api.get(f"/api/v1/webhooks/{hook['id']}/deliveries?status=failed").json()["results"]
         assert [d["id"] for d in r] == [str(delivery.uuid)] and r[0]["attempts"] == 4
     assert len(broken.received) == 4  # exactly one POST per attempt
+    # Every attempt carries the same webhook-id (the delivery's: receivers dedupe on it), its own
+    # time, and a signature that verifies for that time.
+    retried = WebhookDelivery.objects.get(endpoint_id=erroring.json()["id"])
+    assert [h["webhook-id"] for h, _ in broken.received] == [str(retried.uuid)] * 4
+    assert [h["hearts-attempt"] for h, _ in broken.received] == ["1", "2", "3", "4"]
+    stamps = [int(h["webhook-timestamp"]) for h, _ in broken.received]
+    assert stamps == sorted(stamps)
+    assert len({raw for _, raw in broken.received}) == 1  # the same bytes every time
+    for headers, raw in broken.received:
+        assert verified(erroring.json()["secret"], headers, raw) == check_body(raw)
     assert "Connection" in WebhookDelivery.objects.get(endpoint_id=refused.json()["id"]).last_error
 
 
@@ -378,9 +467,18 @@ def test_redelivery_sends_the_same_delivery_again(receiver: Callable[..., Receiv
     assert delivery.status == "succeeded" and delivery.attempts == 2 and delivery.last_status_code == 200
     assert api.post(url).status_code == 202  # a succeeded one too: the receiver lost it, say
     deliver_everything()
-    ids = [h["Hearts-Delivery"] for h, _ in target.received]
+    ids = [h["webhook-id"] for h, _ in target.received]
     assert ids == [str(delivery.uuid)] * 3  # the same id every time: receivers dedupe on it
     assert len({raw for _, raw in target.received}) == 1  # and the same bytes
+    for headers, raw in target.received:
+        assert verified(hook["secret"], headers, raw) == check_body(raw)
+    # After a rotation, a redelivery of that same delivery is signed with the new secret only.
+    rotated = api.post(f"/api/v1/webhooks/{hook['id']}/secret").json()["secret"]
+    assert api.post(url).status_code == 202
+    deliver_everything()
+    headers, raw = target.received[-1]
+    assert headers["webhook-id"] == str(delivery.uuid) and verified(rotated, headers, raw) == check_body(raw)
+    assert refusal(hook["secret"], headers, raw) == "No matching signature found"
     assert api.patch(f"/api/v1/webhooks/{hook['id']}", {"active": False}, format="json").status_code == 200
     r = api.post(url)
     assert r.status_code == 409 and r.json()["code"] == "webhook_disabled"
@@ -542,7 +640,7 @@ def test_a_real_worker_on_the_webhooks_queue_delivers_a_game_while_a_dead_endpoi
     public_seqs = [m.seq for m in moves if any(to is None for _, _, to, _ in m.events)]
     assert sorted({b["seq"] for b in target.bodies()}) == public_seqs  # at least once, none missing
     for headers, raw in target.received:
-        assert verify_signature(secret, headers["Hearts-Signature"], raw)
+        assert verified(secret, headers, raw) == check_body(raw)
         assert not any(name.encode() in raw for name in HIDDEN)
     # The dead endpoint was tried by the same worker, with backoff, and never held up the game.
     dead = WebhookDelivery.objects.exclude(endpoint__url=target.url).get()
@@ -590,3 +688,37 @@ def test_every_webhook_answer_matches_the_documented_schema(receiver: Callable[.
     finally:
         signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
+
+
+def test_the_committed_body_schema_is_the_generated_one_and_refuses_hidden_cards() -> None:
+    """docs/schemas/webhook-body.schema.json is what games/api/webhook_schema.py builds from the
+    OpenAPI document's event definitions, for the public event types only."""
+    generated = body_schema(webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
+    assert json.loads(SCHEMA_FILE.read_text()) == generated, (
+        "regenerate it: python -m games.api.webhook_schema > docs/schemas/webhook-body.schema.json"
+    )
+    Draft202012Validator.check_schema(generated)
+    assert set(generated["$defs"]) == {"event", *webhooks.PUBLIC_EVENT_TYPES}
+    with pytest.raises(ValueError, match="no_such_event"):
+        body_schema(["card_played", "no_such_event"], webhooks.BODY_TYPE)
+    played = {"seq": 9, "hand": 1, "type": "card_played", "seat": 2, "card": "QS"}
+    body = {
+        "id": str(uuid.uuid4()),
+        "type": "table.events",
+        "webhook": 1,
+        "table": 7,
+        "seq": 9,
+        "hand": 1,
+        "created_at": "2026-01-02T03:04:05.678901Z",
+        "events": [played],
+    }
+    assert BODY_SCHEMA.is_valid(body)
+    dealt = {"seq": 9, "hand": 1, "type": "cards_dealt", "seat": 2, "cards": ["QS"]}
+    for wrong in (
+        {**body, "events": [dealt]},  # a seat's own cards: not a webhook event
+        {**body, "events": [{**played, "cards": ["QS"]}]},  # a field the event does not have
+        {**body, "events": []},
+        {**body, "type": "card_played"},
+        {k: v for k, v in body.items() if k != "table"},
+    ):
+        assert not BODY_SCHEMA.is_valid(wrong), wrong
