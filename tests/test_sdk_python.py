@@ -5,6 +5,7 @@ of 429 and of lobby writes, and its models and version against the API's own des
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -25,9 +26,13 @@ from hearts_client import (
     Event,
     Game,
     HeartsClient,
+    HeartsError,
     LegalActions,
     RateLimited,
     Retry,
+    RulesError,
+    ServerError,
+    ServiceUnavailable,
     StaleVersion,
     Table,
     __version__,
@@ -121,6 +126,110 @@ def test_package_and_example_are_mypy_strict_clean() -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- the retry rules, on a scripted transport ----------------------------------------------------
+
+
+def _scripted(*answers: httpx.Response | Exception) -> tuple[list[httpx.Request], httpx.MockTransport]:
+    """A transport answering each request with the next of `answers` (an exception is raised)."""
+    sent: list[httpx.Request] = []
+    queue = list(answers)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        answer = queue.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return sent, httpx.MockTransport(handle)
+
+
+TABLE = {"id": 7, "status": "playing", "version": 12}
+FAST = Retry(attempts=3, backoff=0.0)
+
+
+def _client(transport: httpx.MockTransport) -> HeartsClient:
+    return HeartsClient(
+        "http://hearts.test", "hk_player_x", retry=FAST, http=httpx.Client(transport=transport)
+    )
+
+
+def test_a_lost_answer_and_a_503_are_retried_with_the_same_key() -> None:
+    sent, transport = _scripted(
+        httpx.ReadError("connection reset"),
+        httpx.Response(
+            503, json={"code": "service_unavailable", "detail": "db"}, headers={"Retry-After": "0"}
+        ),
+        httpx.Response(200, json=TABLE),
+    )
+    assert _client(transport).play(7, "QS", version=12) == TABLE
+    assert len(sent) == 3
+    assert len({r.headers["Idempotency-Key"] for r in sent}) == 1
+    assert {r.headers["If-Match"] for r in sent} == {"12"}
+    assert sent[0].url == "http://hearts.test/api/v1/tables/7/actions"
+    assert json.loads(sent[0].content) == {"type": "play", "card": "QS"}
+
+
+def test_attempts_are_bounded_and_a_long_retry_after_is_not_waited_for() -> None:
+    unavailable = httpx.Response(503, json={"code": "service_unavailable", "detail": "db"})
+    sent, transport = _scripted(unavailable, unavailable, unavailable, unavailable)
+    with pytest.raises(ServiceUnavailable) as raised:
+        _client(transport).get_table(7)
+    assert len(sent) == FAST.attempts and raised.value.code == "service_unavailable"
+
+    limited = httpx.Response(
+        429, json={"code": "rate_limited", "detail": "slow down"}, headers={"Retry-After": "3600"}
+    )
+    sent, transport = _scripted(limited)
+    with pytest.raises(RateLimited) as too_long:
+        _client(transport).get_table(7)
+    assert len(sent) == 1 and too_long.value.retry_after == 3600
+
+
+def test_stale_versions_retry_lobby_writes_only_and_errors_keep_their_code() -> None:
+    stale = httpx.Response(409, json={"code": "stale_version", "detail": "moved on", "version": 14})
+    sent, transport = _scripted(stale, httpx.Response(200, json=TABLE))
+    _client(transport).join(7, 2, version=12)
+    assert [r.headers["If-Match"] for r in sent] == ["12", "14"]
+    assert sent[0].headers["Idempotency-Key"] == sent[1].headers["Idempotency-Key"]
+
+    sent, transport = _scripted(stale)
+    with pytest.raises(StaleVersion) as raised:
+        _client(transport).play(7, "QS", version=12)
+    assert len(sent) == 1 and raised.value.version == 14 and raised.value.status == 409
+
+    refused = httpx.Response(422, json={"code": "must_follow_suit", "detail": "follow", "suit": "H"})
+    sent, transport = _scripted(refused)
+    with pytest.raises(RulesError) as rules:
+        _client(transport).play(7, "QS")
+    assert rules.value.code == "must_follow_suit" and rules.value.body["suit"] == "H"
+    assert isinstance(rules.value, HeartsError) and len(sent) == 1
+
+    proxy_page = httpx.Response(502, text="<html>bad gateway</html>")  # not the API answering
+    sent, transport = _scripted(proxy_page, proxy_page, proxy_page)
+    with pytest.raises(ServerError) as server:
+        _client(transport).get_table(7)
+    assert server.value.code == "http_502" and len(sent) == FAST.attempts
+
+
+def test_the_async_client_retries_alike() -> None:
+    sent, transport = _scripted(
+        httpx.ConnectError("refused"),
+        httpx.Response(429, json={"code": "rate_limited", "detail": "x"}, headers={"Retry-After": "0"}),
+        httpx.Response(201, json=TABLE),
+    )
+
+    async def create() -> Table:
+        http = httpx.AsyncClient(transport=transport)
+        async with AsyncHeartsClient("http://hearts.test", "t", retry=FAST, http=http) as client:
+            table = await client.create_table(bots={1: "basic"}, idempotency_key="mine-1")
+        await http.aclose()
+        return table
+
+    assert asyncio.run(create()) == TABLE
+    assert [r.headers["Idempotency-Key"] for r in sent] == ["mine-1"] * 3
 
 
 # -- live servers -----------------------------------------------------------------------------

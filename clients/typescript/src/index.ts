@@ -13,6 +13,7 @@ export type Seat = Schemas["SeatOut"];
 export type Game = Schemas["GameOut"];
 export type LegalActions = Schemas["LegalOut"];
 export type Scoresheet = Schemas["ScoresheetOut"];
+export type TablePage = Schemas["TablePageOut"];
 export type PlayerToken = Schemas["PlayerTokenOut"];
 export type ErrorBody = Schemas["ErrorOut"] & Record<string, unknown>;
 /** Any event of a stream; narrow it on `type`. */
@@ -249,6 +250,37 @@ export class HeartsClient {
     return this.call("POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
   }
 
+  leave(tableId: number, version?: number): Promise<Table> {
+    return this.call("POST", `tables/${tableId}/leave`, { body: {}, write: true, version: version ?? null, restale: true });
+  }
+
+  /** App key: close an unfinished table for good. */
+  abandon(tableId: number, version?: number): Promise<Table> {
+    const options = { body: {}, write: true, version: version ?? null, restale: true };
+    return this.call("POST", `tables/${tableId}/abandon`, options);
+  }
+
+  /** "I'm back": a seat marked away is yours again. */
+  back(tableId: number): Promise<Table> {
+    return this.call("POST", `tables/${tableId}/back`, { body: {}, write: true });
+  }
+
+  listTables(filters: { status?: string; open_seats?: boolean; mine?: boolean; cursor?: string } = {}): Promise<TablePage> {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, String(value));
+    const text = query.toString();
+    return this.call("GET", text ? `tables?${text}` : "tables");
+  }
+
+  /** The events after sequence `after` the caller may see; poll again with `after` = the answer's version. */
+  events(tableId: number, after = 0): Promise<Schemas["EventsOut"]> {
+    return this.call("GET", `tables/${tableId}/events?after=${after}`);
+  }
+
+  moves(tableId: number, after = 0): Promise<Schemas["MovesOut"]> {
+    return this.call("GET", `tables/${tableId}/moves?after=${after}`);
+  }
+
   /** Your seat's action on the table as of `version`; `stale_version` is thrown, never retried. */
   act(tableId: number, action: Action, version?: number, key?: string): Promise<Table> {
     return this.call("POST", `tables/${tableId}/actions`, {
@@ -257,6 +289,18 @@ export class HeartsClient {
       version: version ?? null,
       key: key ?? null,
     });
+  }
+
+  pass(tableId: number, cards: string[], version?: number, key?: string): Promise<Table> {
+    return this.act(tableId, { type: "pass", cards }, version, key);
+  }
+
+  play(tableId: number, card: string, version?: number, key?: string): Promise<Table> {
+    return this.act(tableId, { type: "play", card }, version, key);
+  }
+
+  chooseMoon(tableId: number, choice: "subtract" | "add", version?: number, key?: string): Promise<Table> {
+    return this.act(tableId, { type: "moon", choice }, version, key);
   }
 
   scoresheet(tableId: number): Promise<Scoresheet> {
