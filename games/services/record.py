@@ -111,7 +111,7 @@ def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = No
     sets = ", ".join(f"{quote(str(f.column))} = %s" for f in columns)
     sql = (
         f"WITH moved AS (INSERT INTO {quote(Move._meta.db_table)} ({names}) VALUES {', '.join(rows)}) "
-        f"UPDATE {quote(Table._meta.db_table)} SET {sets} WHERE {quote(Table._meta.pk.column)} = %s"
+        f"UPDATE {quote(Table._meta.db_table)} SET {sets} WHERE {quote(str(Table._meta.pk.column))} = %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
