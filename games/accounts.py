@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
+from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
@@ -157,3 +161,61 @@ def authenticate(secret: str) -> Principal | None:
         )
         return Principal(app=row.player.app, player=row.player, credential=hashed[:24]) if row else None
     return None
+
+
+# -- stream tickets -----------------------------------------------------------------------------
+
+TICKET_SECONDS = 60  # a ticket opens its stream this long after it is issued
+_TICKET_SALT = "games.accounts.stream-ticket"
+_CREDENTIAL = re.compile(r"[0-9a-f]{24}")
+
+
+def stream_ticket(principal: Principal, stream: str) -> tuple[str, dt.datetime]:
+    """A ticket that opens one event stream (`stream`: `table:<id>` or `me`) as this principal, for
+    a client that cannot send an Authorization header (a browser's EventSource), and when it
+    expires. It is signed (Django's signing, keyed by SECRET_KEY), names the key or token it was
+    issued for by a prefix of its stored hash (never the secret), and is good for TICKET_SECONDS."""
+    if not _CREDENTIAL.fullmatch(principal.credential):
+        raise ServiceError("authentication_failed", "a ticket needs a key or token", kind="auth")
+    payload = {"s": stream, "c": principal.credential, "k": "app" if principal.is_app else "player"}
+    ticket = signing.dumps(payload, salt=_TICKET_SALT, compress=False)
+    expires = timezone.now().replace(microsecond=0) + dt.timedelta(seconds=TICKET_SECONDS)
+    return ticket, expires
+
+
+def principal_from_ticket(ticket: str, stream: str) -> Principal:
+    """The principal a stream ticket was issued to, exactly as its key or token would authenticate
+    (so the stream is redacted for them): `ticket_expired` once TICKET_SECONDS have passed,
+    `ticket_invalid` for a forged or altered ticket, one for another stream, or one whose key or
+    token has been revoked since."""
+    try:
+        data: Any = signing.loads(ticket, salt=_TICKET_SALT, max_age=TICKET_SECONDS)
+    except signing.SignatureExpired:
+        raise ServiceError(
+            "ticket_expired", f"stream tickets last {TICKET_SECONDS} s: ask a new one", kind="auth"
+        ) from None
+    except signing.BadSignature:
+        raise ServiceError("ticket_invalid", "not a stream ticket", kind="auth") from None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("c"), str)
+        or not _CREDENTIAL.fullmatch(data["c"])
+    ):
+        raise ServiceError("ticket_invalid", "not a stream ticket", kind="auth")
+    if data.get("s") != stream:
+        raise ServiceError("ticket_invalid", "this ticket opens another stream", kind="auth")
+    credential: str = data["c"]
+    principal: Principal | None = None
+    if data.get("k") == "app":
+        app = App.objects.filter(key_hash__startswith=credential).first()
+        principal = Principal(app=app, player=None, credential=credential) if app else None
+    elif data.get("k") == "player":
+        row = (
+            PlayerToken.objects.select_related("player__app")
+            .filter(token_hash__startswith=credential, revoked_at__isnull=True)
+            .first()
+        )
+        principal = Principal(app=row.player.app, player=row.player, credential=credential) if row else None
+    if principal is None:
+        raise ServiceError("ticket_invalid", "the key or token of this ticket is revoked", kind="auth")
+    return principal

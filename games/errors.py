@@ -73,6 +73,7 @@ class Code(StrEnum):
     table_not_open = "table_not_open"
     table_closed = "table_closed"
     not_started = "not_started"
+    not_finished = "not_finished"
     player_token_required = "player_token_required"
     app_key_required = "app_key_required"
     not_a_player_token = "not_a_player_token"
@@ -84,6 +85,8 @@ class Code(StrEnum):
     # -- streams --
     invalid_format = "invalid_format"
     invalid_last_event_id = "invalid_last_event_id"
+    ticket_invalid = "ticket_invalid"
+    ticket_expired = "ticket_expired"
     # -- requests (every adapter) --
     not_authenticated = "not_authenticated"
     authentication_failed = "authentication_failed"

@@ -11,7 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from games.accounts import Principal
 from games.engine import State, state_from_dict, view
 from games.errors import ServiceError
-from games.models import Hand, Move, Seat, Table
+from games.models import Hand, Move, Seat, Table, seat_of_player
 
 PAGE = 500  # most moves or events answered at once
 TABLE_STATUSES: tuple[str, ...] = tuple(Table.Status.values)
@@ -27,6 +27,24 @@ def unfinished_tables_of(principal: Principal, limit: int) -> list[int]:
     player = principal.require_player("a player's tables need a player's token")
     seated = Table.objects.filter(seats__player=player).exclude(status__in=OVER)
     return list(seated.values_list("pk", flat=True)[:limit])
+
+
+def seated_tables(principal: Principal, limit: int) -> list[dict[str, Any]]:
+    """The unfinished tables the calling player sits at, newest first (at most `limit`): each one's
+    id, status, version and the player's seat; none for an app."""
+    if principal.player is None:
+        return []
+    player_id = principal.player.pk
+    rows = (
+        Table.objects.filter(seats__player_id=player_id)
+        .exclude(status__in=OVER)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", "status", "version", "seating")[:limit]
+    )
+    return [
+        {"id": pk, "status": status, "version": version, "seat": seat_of_player(seating, player_id)}
+        for pk, status, version, seating in rows
+    ]
 
 
 def visible_tables(principal: Principal) -> QuerySet[Table]:

@@ -8,7 +8,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from collections.abc import Callable
@@ -336,15 +335,16 @@ def test_stream_resumes_after_the_connection_is_cut(
     )
     stream = client.stream(table["id"])
     streamed: list[Event] = []
-    cut_at = 40
+    cuts, next_cut = 0, 30
     deadline = time.monotonic() + 240
     try:
         for event in stream:
             assert time.monotonic() < deadline, "the game did not finish"
             streamed.append(event)
-            if len(streamed) >= cut_at and stream.reconnects < 4:
-                cut_at += 60
-                threading.Timer(0.05, proxy.cut).start()  # mid-stream, while events keep coming
+            # Cut every 30 events, once the previous cut was resumed, while the game goes on.
+            if len(streamed) >= next_cut and stream.reconnects == cuts < 4:
+                proxy.cut()
+                cuts, next_cut = cuts + 1, len(streamed) + 30
     finally:
         proxy.close()
     assert stream.reconnects >= 4

@@ -1,5 +1,7 @@
 """Event streams: one table's events, or all of a player's tables', as Server-Sent Events or NDJSON;
 resumable with Last-Event-ID, redacted by games.reads, woken by the fan-out hub of games/api/fanout.py.
+A client authenticates with its bearer header, or (a browser's EventSource, which cannot send one)
+with a short-lived `?ticket=` for this one stream (games/api/tickets.py).
 
 Positions. Every event of the move log has the id `<seq>:<n>`: the sequence number of the move
 that caused it and its index among that move's events. An id `<seq>` alone means "every event up
@@ -23,8 +25,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
 from games import reads, services
-from games.accounts import Principal, principal_from_header
+from games.accounts import Principal, principal_from_header, principal_from_ticket
 from games.api import fanout
+from games.api.auth import count_against_limits
 from games.errors import ServiceError
 from games.infra import metrics, ratelimit
 
@@ -191,13 +194,19 @@ async def next_batch(
 # -- framing ------------------------------------------------------------------------------
 
 
+RETRY_MS = 2000  # how long an EventSource waits before it reconnects
+
+
 @dataclass
 class Framer:
     """Writes events as SSE (`event`, `id`, `data` lines) or as NDJSON (one object per line, with
-    the id under `id`); keep-alives are an SSE comment or `{"type": "keepalive"}`."""
+    the id under `id`); keep-alives are an SSE comment or `{"type": "keepalive"}`. Every SSE block
+    carries JSON data: the reconnection delay (`retry:`) rides in the first event's block, since a
+    block of its own would reach clients as a message without data."""
 
     ndjson: bool
     last_write: float = field(default_factory=time.monotonic)
+    retry_sent: bool = False
 
     @property
     def content_type(self) -> str:
@@ -209,10 +218,9 @@ class Framer:
         text = json.dumps(body, separators=(",", ":"))
         if self.ndjson:
             return (text + "\n").encode()
-        return f"id: {event_id}\nevent: {data['type']}\ndata: {text}\n\n".encode()
-
-    def start(self) -> bytes:
-        return b"" if self.ndjson else b"retry: 2000\n\n"
+        retry = "" if self.retry_sent else f"retry: {RETRY_MS}\n"
+        self.retry_sent = True
+        return f"{retry}id: {event_id}\nevent: {data['type']}\ndata: {text}\n\n".encode()
 
     def keepalive(self) -> bytes | None:
         if time.monotonic() - self.last_write < settings.STREAM_KEEPALIVE_SECONDS:
@@ -233,7 +241,6 @@ async def _table_events(
 ) -> AsyncIterator[bytes]:
     async with fanout.following() as follow:
         await follow.follow([table_id])  # subscribed before the first read: no change falls between
-        yield framer.start()
         turn_sent: tuple[Any, ...] | None = None
         if after is None:  # a new viewer: the full state first
             body, batch = await _db(snapshot, principal, table_id)
@@ -306,7 +313,6 @@ async def _player_events(
 ) -> AsyncIterator[bytes]:
     assert principal.player is not None
     async with fanout.following(principal.player.pk) as follow:  # the player's channel first
-        yield framer.start()
         turns: dict[int, tuple[Any, ...] | None] = {}
         own = positions is not None  # resuming: the first read is the stream's own
         if positions is None:
@@ -377,11 +383,23 @@ def _limited(exc: ratelimit.RateLimited) -> JsonResponse:
     return response
 
 
-async def _principal(request: HttpRequest) -> Principal:
-    principal = await _db(principal_from_header, request.headers.get("Authorization", ""))
+async def _principal(request: HttpRequest, stream: str) -> Principal:
+    """The caller: from `Authorization: Bearer`, or from a `?ticket=` issued for this `stream`
+    (`table:<id>` or `me`; see games/api/tickets.py) by a client that cannot send headers."""
+    header = request.headers.get("Authorization", "")
+    ticket = request.GET.get("ticket")
+    if ticket is not None and header:
+        msg = "send a ticket or an Authorization header, not both"
+        raise ServiceError("ticket_invalid", msg, kind="auth")
+    if ticket is not None:
+        principal: Principal | None = await _db(principal_from_ticket, ticket, stream)
+    else:
+        principal = await _db(principal_from_header, header)
     if principal is None:
-        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
-    await _db(ratelimit.check_principal, principal)  # opening a stream counts as a request
+        raise ServiceError(
+            "not_authenticated", "send 'Authorization: Bearer <key or token>' or a ?ticket=", kind="auth"
+        )
+    await _db(count_against_limits, request, principal)  # opening a stream counts as a request
     return principal
 
 
@@ -415,7 +433,7 @@ async def table_stream(request: HttpRequest, table_id: int) -> HttpResponseBase:
         return JsonResponse({"code": "method_not_allowed", "detail": "use GET"}, status=405)
     try:
         framer = _framer(request)
-        principal = await _principal(request)
+        principal = await _principal(request, f"table:{table_id}")
         raw = _last_event_id(request)
         after = Position.parse(raw) if raw else None
         # Read once before answering, so that a bad table or position is a plain error answer.
@@ -439,7 +457,7 @@ async def player_stream(request: HttpRequest) -> HttpResponseBase:
         return JsonResponse({"code": "method_not_allowed", "detail": "use GET"}, status=405)
     try:
         framer = _framer(request)
-        principal = await _principal(request)
+        principal = await _principal(request, "me")
         principal.require_player("a player stream needs a player's token")
         raw = _last_event_id(request)
         positions = parse_player_position(raw) if raw else None

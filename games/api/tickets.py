@@ -1,0 +1,117 @@
+"""Stream tickets (opening an event stream without an Authorization header) and `GET me` (who is calling)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers as F
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import accounts, reads
+from games.accounts import Principal
+from games.api import schemas
+from games.api.auth import IsPrincipal
+from games.api.parsing import EmptyIn, validated
+
+MY_TABLES = 100  # most tables listed by GET me (GET tables?mine=true lists them all)
+# Every answer can be an error in the one error shape (413 and 415: a body too large or not JSON).
+_ERRORS = dict.fromkeys((400, 401, 404, 409, 413, 415, 422, 429), schemas.ErrorOut)
+
+
+class StreamTicketOut(F.Serializer):
+    ticket = F.CharField(help_text="Opens this one stream as you, until expires_at; not a bearer token")
+    expires_at = F.DateTimeField(help_text="The stream must be opened before then")
+    url = F.URLField(help_text="The stream's URL with the ticket: give it to EventSource as it is")
+
+
+class AppOut(F.Serializer):
+    id = F.IntegerField()
+    name = F.CharField()
+
+
+class MyTableOut(F.Serializer):
+    id = F.IntegerField()
+    status = F.CharField()
+    version = F.IntegerField()
+    seat = F.IntegerField(allow_null=True)
+
+
+class MeOut(F.Serializer):
+    kind = F.ChoiceField(choices=["guest", "player", "app"], help_text="Who the credentials belong to")
+    player = schemas.PlayerOut(allow_null=True, help_text="The player of a token; null for an app key")
+    app = AppOut(allow_null=True, help_text="The player's or key's app; null for a guest")
+    tables = MyTableOut(many=True, help_text="The player's unfinished tables, newest first (at most 100)")
+
+
+def _principal(request: Request) -> Principal:
+    user = request.user
+    assert isinstance(user, Principal)
+    return user
+
+
+def _ticket(request: Request, principal: Principal, stream: str, path: str) -> Response:
+    validated(EmptyIn, request.data)
+    ticket, expires = accounts.stream_ticket(principal, stream)
+    url = request.build_absolute_uri(f"{path}?{urlencode({'ticket': ticket})}")
+    return Response({"ticket": ticket, "expires_at": expires.isoformat(), "url": url}, status=201)
+
+
+class TableStreamTicketView(APIView):
+    """POST /tables/{id}/stream-tickets: a ticket that opens this table's event stream as the
+    caller (their seat's view, or a spectator's) for a client that cannot send an Authorization
+    header, such as a browser's EventSource: `GET tables/{id}/stream?ticket=...`. It lasts 60 s
+    and opens only this table's stream."""
+
+    permission_classes = [IsPrincipal]
+
+    @extend_schema(
+        request=EmptyIn,
+        responses={201: StreamTicketOut, **_ERRORS},
+        operation_id="createTableStreamTicket",
+        tags=["streams"],
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        principal = _principal(request)
+        reads.table_for(principal, table_id)  # a table the caller cannot see: 404, no ticket
+        return _ticket(request, principal, f"table:{table_id}", f"/api/v1/tables/{table_id}/stream")
+
+
+class PlayerStreamTicketView(APIView):
+    """POST /me/stream-tickets (player token): a ticket that opens the player's own stream,
+    `GET me/stream?ticket=...`, for 60 s."""
+
+    permission_classes = [IsPrincipal]
+
+    @extend_schema(
+        request=EmptyIn,
+        responses={201: StreamTicketOut, **_ERRORS},
+        operation_id="createPlayerStreamTicket",
+        tags=["streams"],
+    )
+    def post(self, request: Request) -> Response:
+        principal = _principal(request)
+        principal.require_player("a player stream needs a player's token")
+        return _ticket(request, principal, "me", "/api/v1/me/stream")
+
+
+class MeView(APIView):
+    """GET /me: who the credentials belong to (a guest, an app's player, or an app) and the
+    player's unfinished tables; no secret."""
+
+    permission_classes = [IsPrincipal]
+
+    @extend_schema(responses={200: MeOut, **_ERRORS}, operation_id="getMe", tags=["players"])
+    def get(self, request: Request) -> Response:
+        principal = _principal(request)
+        player, app = principal.player, principal.app
+        body: dict[str, Any] = {
+            "kind": "app" if player is None else "guest" if app is None else "player",
+            "player": None if player is None else schemas.PlayerOut(player).data,
+            "app": None if app is None else {"id": app.pk, "name": app.name},
+            "tables": reads.seated_tables(principal, MY_TABLES),
+        }
+        return Response(body)
