@@ -17,6 +17,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("graphql/", HeartsGraphQLView.as_view(), name="graphql"),
     path("graphql", HeartsGraphQLView.as_view()),  # no redirect: a POST must not lose its body
+    path("static/", include("games.graphql.urls")),  # GraphiQL's pinned files (games/static/graphiql/)
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     re_path(r"^api/", not_found),  # every other /api/ path: the API's JSON 404, DEBUG or not
     path("play/", include("hearts_service.web")),  # the reference web client (web/)

@@ -4,11 +4,18 @@ The cost of an operation bounds the work it can cause: every field costs 1, and 
 a list cost as many times as the list can hold. A paginated list (`first`) holds at most its page;
 a paginated object (a connection, an events page) passes its page down to the list inside it; any
 other list counts as its bound below, the most a table can hold. Lists are found from the
-schema's types, not from names, so a new list field is never counted as a single item.
+schema's types, not from names, so a new list field is never counted as a single item. An item
+of a list of an interface (the events) is one of its types: fragments on other types select
+nothing from it, and a page costs its costliest mix of types (ITEMS_OF_TYPE).
 Introspection (`__schema`, `__type`) is bounded apart, so that the standard introspection query
 of any client or code generator passes: its size is set by the schema, not by the data, and the
-only way to make it large is to nest lists of types and fields in each other, which is refused
-beyond MAX_INTROSPECTION_LISTS levels (the standard query nests three: types, fields, args).
+only ways to make it large are to nest lists of types and fields in each other, refused beyond
+MAX_INTROSPECTION_LISTS levels (the standard query nests three: types, fields, args), or `ofType`
+absurdly deep, refused beyond MAX_INTROSPECTION_DEPTH.
+
+graphene's `depth_limit_validator` is not used: it skips introspection fields entirely (it cannot
+bound them) and raises on a spread of an undefined fragment (an internal error instead of the
+standard rule's `invalid_query`); this walk computes depth and cost in one pass.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from graphql import (
     ValidationRule,
     get_named_type,
     get_nullable_type,
+    is_abstract_type,
     is_list_type,
 )
 
@@ -49,10 +57,14 @@ EVENTS_PER_MOVE = (
     8  # the most events one move shows a viewer (measured: 6 from the engine, plus the table's own)
 )
 PAGE_ITEMS = {"EventsPage.events": EVENTS_PER_MOVE}  # items of a page's list per unit of `first`
+# An item of a list of an interface is one of its types, and some types come at most so many times
+# per move (one hand ends per move): a page of events costs, per move, its costliest mix of
+# EVENTS_PER_MOVE events, each type at most its bound here (the others: EVENTS_PER_MOVE).
+ITEMS_OF_TYPE = {"HandRevealedEvent": 1, "HandScoredEvent": 1, "GameOverEvent": 1, "TableFinishedEvent": 1}
 MAX_ALIASES = 30  # aliased fields in one document: one request is not a batch of hundreds
 INTROSPECTION = frozenset({"__schema", "__type"})
 MAX_INTROSPECTION_LISTS = 3
-MAX_INTROSPECTION_DEPTH = 24  # the standard query's type references nest 7-9 `ofType` deep
+MAX_INTROSPECTION_DEPTH = 24  # graphql-core's standard query reaches 15 (its type references nest `ofType`)
 
 
 @dataclass
@@ -111,9 +123,12 @@ class _Walk:
                         times = LIST_BOUNDS.get(key, LIST_COST)
                 elif own_page is not None:
                     child_page = own_page
-                sub_depth, sub_cost = self.cost(
-                    node.selection_set, get_named_type(field.type), depth + 1, child_page, seen
-                )
+                named = get_named_type(field.type)
+                if is_abstract_type(named) and node.selection_set is not None:
+                    sub_depth, sub_cost = self.mixed(node.selection_set, named, depth + 1, times, seen)
+                    times = 1
+                else:
+                    sub_depth, sub_cost = self.cost(node.selection_set, named, depth + 1, child_page, seen)
                 deepest = max(deepest, sub_depth)
                 total += 1 + sub_cost * times
             else:
@@ -127,16 +142,49 @@ class _Walk:
                     seen = seen | {name}
                     target, body = self.fragments[name].type_condition, self.fragments[name].selection_set
                 on = self.context.schema.get_type(target.name.value) if target else parent
+                if (
+                    isinstance(on, GraphQLObjectType)
+                    and isinstance(parent, GraphQLObjectType)
+                    and on is not parent
+                ):
+                    continue  # a fragment on another type than this item's: it selects nothing here
                 sub_depth, sub_cost = self.cost(body, on or parent, depth, page, seen)
                 deepest, total = max(deepest, sub_depth), total + sub_cost
         return deepest, total
 
+    def mixed(
+        self, selections: SelectionSetNode, abstract: Any, depth: int, items: int, seen: frozenset[str]
+    ) -> tuple[int, int]:
+        """(depth, cost) of `items` items of an interface or union: each item is one of its object
+        types, costing what the selection asks of that type. Items come in groups of
+        EVENTS_PER_MOVE (one move's events), each type at most ITEMS_OF_TYPE times per group;
+        the costliest mix of a group counts."""
+        deepest, each = depth, []
+        for kind in self.context.schema.get_possible_types(abstract):
+            sub_depth, sub_cost = self.cost(selections, kind, depth, None, seen)
+            deepest = max(deepest, sub_depth)
+            each.append((sub_cost, ITEMS_OF_TYPE.get(kind.name, EVENTS_PER_MOVE)))
+        group = min(items, EVENTS_PER_MOVE)
+        worst, left = 0, group
+        for cost, bound in sorted(each, reverse=True):
+            taken = min(bound, left)
+            worst, left = worst + cost * taken, left - taken
+        return deepest, -(-items // group) * worst if group else 0
+
     def introspection(self, node: Any, depth: int, lists: int, seen: frozenset[str]) -> None:
         """Refuse an introspection selection nested too deep or with too many list levels."""
-        if depth > MAX_INTROSPECTION_DEPTH or lists > MAX_INTROSPECTION_LISTS:
+        if depth > MAX_INTROSPECTION_DEPTH:
             raise _TooLarge(
-                f"introspection nested {depth} deep with {lists} list levels is over the limits "
-                f"of {MAX_INTROSPECTION_DEPTH} and {MAX_INTROSPECTION_LISTS}"
+                "query_too_deep",
+                f"introspection nested {depth} deep is over the limit of {MAX_INTROSPECTION_DEPTH}",
+                MAX_INTROSPECTION_DEPTH,
+            )
+        if lists > MAX_INTROSPECTION_LISTS:
+            raise _TooLarge(
+                "query_too_complex",
+                f"introspection with {lists} nested lists of types, fields or arguments is over the "
+                f"limit of {MAX_INTROSPECTION_LISTS}",
+                MAX_INTROSPECTION_LISTS,
             )
         if node.selection_set is None:
             return
@@ -158,7 +206,9 @@ _INTROSPECTION_LISTS = frozenset(
 
 
 class _TooLarge(Exception):
-    pass
+    def __init__(self, code: str, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.code, self.limit = code, limit
 
 
 def _aliases(document: Any) -> int:
@@ -203,7 +253,9 @@ def limits_rule(max_depth: int, max_cost: int, max_aliases: int = MAX_ALIASES) -
                     node.selection_set, root, 0, None, frozenset()
                 )
             except _TooLarge as exc:
-                self.report_error(GraphQLError(str(exc), node, extensions={"code": "query_too_complex"}))
+                self.report_error(
+                    GraphQLError(str(exc), node, extensions={"code": exc.code, "limit": exc.limit})
+                )
                 return
             for value, limit, name, code in (
                 (depth, max_depth, "depth", "query_too_deep"),

@@ -8,12 +8,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import graphene
-from graphene.types.generic import GenericScalar
+from graphene.utils.str_converters import to_camel_case
 
 from bots import LEVELS
 from games import accounts, reads, services
 from games.accounts import Principal
+from games.engine import OPTION_SPECS
 from games.errors import ServiceError
+from games.graphql.enums import ViewerKind
+from games.graphql.events import EVENT_TYPES
 from games.graphql.types import Error, Table, TableRef
 from games.services import Idempotency, Outcome
 
@@ -52,7 +55,7 @@ class PlayerInfo(graphene.ObjectType):
 
 
 class Viewer(graphene.ObjectType):
-    kind = graphene.String(required=True, description="app or player")
+    kind = graphene.Field(ViewerKind, required=True)
     app = graphene.Field(AppInfo, description="The app (null for a guest player)")
     player = graphene.Field(PlayerInfo)
 
@@ -144,8 +147,9 @@ _FIELD_DETAILS = ("option", "clock", "field")
 
 
 def error_of(exc: ServiceError) -> Error:
+    """The typed error of a refusal; `field` is named as in the GraphQL input (`targetScore`)."""
     field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
-    return Error(code=exc.code, message=exc.message, field=field)
+    return Error(code=exc.code, message=exc.message, field=to_camel_case(field) if field else None)
 
 
 class TablePayload(graphene.ObjectType):
@@ -213,14 +217,63 @@ def _level(level: str) -> str:
 
 
 class BotSeat(graphene.InputObjectType):
-    position = graphene.Int(required=True)
-    level = graphene.String(required=True, description=", ".join(LEVELS))
+    position = graphene.Int(required=True, description="The seat, 0 first")
+    level = graphene.String(required=True, description=f"One of {', '.join(LEVELS)} (else invalid_bot_level)")
+
+
+def _option_input(name: str) -> str:
+    spec = next(s for s in OPTION_SPECS if s.name == name)
+    if spec.choices is not None:
+        allowed = f"One of {', '.join(map(str, spec.choices))}"
+    else:
+        allowed = f"From {spec.minimum} to {spec.maximum}"
+    return f"{spec.help} {allowed} (else invalid_option naming it); default {spec.default}."
+
+
+class TableOptionsInput(graphene.InputObjectType):
+    """The table's rules; a field left out (or null) takes its default. Checked by the engine:
+    a bad value is `invalid_option` with `field` naming the option."""
+
+    players = graphene.Int(description=_option_input("players"))
+    target_score = graphene.Int(description=_option_input("target_score"))
+    variant = graphene.String(description=_option_input("variant"))
+    omnibus_card = graphene.String(description=_option_input("omnibus_card") + " Any card notation: jd, 10D.")
+    tie_rule = graphene.String(description=_option_input("tie_rule"))
+
+
+_SECONDS = "Whole seconds from 5 to 86,400, or null for no clock (else invalid_clock); default {}."
+
+
+class ClocksInput(graphene.InputObjectType):
+    """Turn clocks; a clock left out takes its default, an explicit null turns it off."""
+
+    pass_ = graphene.Int(name="pass", description="Seconds to pass. " + _SECONDS.format(60))
+    play = graphene.Int(description="Seconds to play a card. " + _SECONDS.format(30))
+    moon = graphene.Int(description="Seconds for a shooter to choose. " + _SECONDS.format(30))
+    away_after = graphene.Int(
+        description="Timeouts in a row that mark a seat away (a bot plays it until its player acts): "
+        "1 to 20 (else invalid_clock); default 2."
+    )
+
+
+def _options(given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The engine's options from the input: only the fields given a value."""
+    return None if given is None else {k: v for k, v in given.items() if v is not None}
+
+
+def _clocks(given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The service's clocks from the input: the fields given, null included (no clock)."""
+    return None if given is None else {("pass" if k == "pass_" else k): v for k, v in given.items()}
 
 
 def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
     bots = {b["position"]: b["level"] for b in kw.get("bots") or []}
     return services.table_create(
-        options=kw.get("options"), bots=bots, clocks=kw.get("clocks"), app=p.app, idempotency=idem
+        options=_options(kw.get("options")),
+        bots=bots,
+        clocks=_clocks(kw.get("clocks")),
+        app=p.app,
+        idempotency=idem,
     )
 
 
@@ -245,7 +298,11 @@ CreateTable = _mutation(
     "CreateTable",
     "A new table: engine options, bots by seat, clocks (seconds; null: none). "
     "Starts when every seat is a bot.",
-    {"options": GenericScalar(), "bots": graphene.List(graphene.NonNull(BotSeat)), "clocks": GenericScalar()},
+    {
+        "options": TableOptionsInput(),
+        "bots": graphene.List(graphene.NonNull(BotSeat)),
+        "clocks": ClocksInput(),
+    },
     _create,
 )
 JoinTable = _mutation(
@@ -447,4 +504,5 @@ class Mutation(graphene.ObjectType):
     im_back = ImBack.Field()
 
 
-schema = graphene.Schema(query=Query, mutation=Mutation)
+# The event types are reached through the Event interface only: named here so the schema has them.
+schema = graphene.Schema(query=Query, mutation=Mutation, types=list(EVENT_TYPES.values()))

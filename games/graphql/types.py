@@ -6,26 +6,28 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import graphene
-from graphene.types.generic import GenericScalar
 
 from games import reads, services
 from games.accounts import Principal
-from games.errors import Code, ServiceError
+from games.engine import OPTION_SPECS
+from games.errors import ServiceError
+from games.graphql.enums import (
+    ActionType,
+    BotLevel,
+    ErrorCode,
+    MoonChoice,
+    MoveKind,
+    OmnibusCard,
+    PassDirection,
+    Phase,
+    TableStatus,
+    TieRule,
+    Variant,
+)
+from games.graphql.events import EventsPage, HandRecord, MoonResult, PassInfo, key
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads and games.services
     from games.models import Table as TableModel
-
-
-def _key(name: str) -> Any:
-    """A resolver reading a dict key that is a Python keyword (`pass`, `from`)."""
-    return lambda parent, info: parent.get(name)
-
-
-ErrorCode = graphene.Enum.from_enum(
-    Code,
-    name="ErrorCode",
-    description="Every error code of the API (games/errors.py), the same in REST and GraphQL",
-)
 
 
 class Error(graphene.ObjectType):
@@ -40,16 +42,37 @@ class Seat(graphene.ObjectType):
     position = graphene.Int(required=True)
     player = graphene.Int()
     name = graphene.String()
-    bot = graphene.String(description="Bot level, or null for a person or an open seat")
+    bot = graphene.Field(BotLevel, description="Bot level, or null for a person or an open seat")
     away = graphene.Boolean(description="Timed out too often: a bot plays it until the player acts again")
     timeouts = graphene.Int(description="Clocks run out in a row (reset when the player acts)")
 
 
 class Clocks(graphene.ObjectType):
-    pass_ = graphene.Int(name="pass", resolver=_key("pass"), description="Seconds to pass; null: no clock")
-    play = graphene.Int()
-    moon = graphene.Int()
-    away_after = graphene.Int()
+    """Turn clocks in seconds: when one runs out, the server acts for the seat (docs/bots.md)."""
+
+    pass_ = graphene.Int(name="pass", resolver=key("pass"), description="Seconds to pass; null: no clock")
+    play = graphene.Int(description="Seconds to play a card; null: no clock")
+    moon = graphene.Int(description="Seconds for a shooter to choose; null: no clock")
+    away_after = graphene.Int(
+        description="Timeouts in a row after which a bot plays the seat until its player acts"
+    )
+
+
+def _option(name: str) -> str:
+    """The description of one table option, from its declaration in the engine."""
+    spec = next(s for s in OPTION_SPECS if s.name == name)
+    bounds = f" {spec.minimum} to {spec.maximum}." if spec.minimum is not None else ""
+    return f"{spec.help}{bounds} Default {spec.default}."
+
+
+class TableOptions(graphene.ObjectType):
+    """The table's rules, fixed at creation."""
+
+    players = graphene.Int(required=True, description=_option("players"))
+    target_score = graphene.Int(required=True, description=_option("target_score"))
+    variant = graphene.Field(Variant, required=True, description=_option("variant"))
+    omnibus_card = graphene.Field(OmnibusCard, required=True, description=_option("omnibus_card"))
+    tie_rule = graphene.Field(TieRule, required=True, description=_option("tie_rule"))
 
 
 class CardAt(graphene.ObjectType):
@@ -64,29 +87,36 @@ class Trick(graphene.ObjectType):
     points = graphene.Int(required=True)
 
 
-class PassInfo(graphene.ObjectType):
-    to = graphene.Int(required=True)
-    cards = graphene.List(graphene.NonNull(graphene.String), required=True)
-
-
 class Received(graphene.ObjectType):
-    from_ = graphene.Int(name="from", resolver=_key("from"), required=True)
+    from_ = graphene.Int(name="from", resolver=key("from"), required=True)
     cards = graphene.List(graphene.NonNull(graphene.String), required=True)
 
 
 class LegalActions(graphene.ObjectType):
-    type = graphene.String(required=True, description="pass, play or moon")
-    count = graphene.Int()
-    from_ = graphene.List(graphene.NonNull(graphene.String), name="from", resolver=_key("from"))
-    cards = graphene.List(graphene.NonNull(graphene.String))
-    choices = graphene.List(graphene.NonNull(graphene.String))
+    type = graphene.Field(ActionType, required=True)
+    count = graphene.Int(description="Cards to pass")
+    from_ = graphene.List(graphene.NonNull(graphene.String), name="from", resolver=key("from"))
+    cards = graphene.List(graphene.NonNull(graphene.String), description="The cards you may play")
+    choices = graphene.List(graphene.NonNull(MoonChoice))
 
 
 class SheetRow(graphene.ObjectType):
     hand = graphene.Int(required=True)
     points = graphene.List(graphene.NonNull(graphene.Int), required=True)
     totals = graphene.List(graphene.NonNull(graphene.Int), required=True)
-    moon = GenericScalar()
+    moon = graphene.Field(MoonResult, description="Null when no moon was shot")
+
+
+class Widow(graphene.ObjectType):
+    """Cancellation Hearts: the cards set aside at the deal, face down until the hand is over."""
+
+    size = graphene.Int(required=True)
+    taken_by = graphene.Int(description="The seat that took the widow with its first trick, if any yet")
+
+
+class MoonShot(graphene.ObjectType):
+    seat = graphene.Int(required=True, description="The shooter, who chooses")
+    choices = graphene.List(graphene.NonNull(MoonChoice), required=True)
 
 
 class Game(graphene.ObjectType):
@@ -94,9 +124,9 @@ class Game(graphene.ObjectType):
 
     seat = graphene.Int()
     hand_number = graphene.Int(required=True)
-    phase = graphene.String(required=True)
+    phase = graphene.Field(Phase, required=True)
     dealer = graphene.Int(required=True)
-    pass_direction = graphene.String(required=True)
+    pass_direction = graphene.Field(PassDirection, required=True)
     deal_commitment = graphene.String(required=True)
     to_act = graphene.List(graphene.NonNull(graphene.Int), required=True)
     turn = graphene.Int()
@@ -110,8 +140,8 @@ class Game(graphene.ObjectType):
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     winners = graphene.List(graphene.NonNull(graphene.Int))
     passed = graphene.List(graphene.NonNull(graphene.Boolean))
-    widow = GenericScalar()
-    moon = GenericScalar()
+    widow = graphene.Field(Widow, description="Cancellation Hearts only")
+    moon = graphene.Field(MoonShot, description="While a shooter chooses")
     game_seed = graphene.String()
     hand = graphene.List(graphene.NonNull(graphene.String), description="Your cards (a seat's view only)")
     my_pass = graphene.Field(PassInfo)
@@ -119,42 +149,38 @@ class Game(graphene.ObjectType):
     legal_actions = graphene.Field(LegalActions, description="When it is your turn")
 
 
+class MovePayload(graphene.ObjectType):
+    """What a move carried; only the fields of its kind are set."""
+
+    type = graphene.Field(ActionType, description="pass, play and moon moves")
+    cards = graphene.List(
+        graphene.NonNull(graphene.String),
+        description="A pass: null for another seat's pass until its hand is over",
+    )
+    card = graphene.String(description="A play")
+    choice = graphene.Field(MoonChoice, description="A moon choice")
+    player = graphene.Int(description="join and leave")
+    level = graphene.Field(BotLevel, description="add_bot")
+
+
 class Move(graphene.ObjectType):
     seq = graphene.Int(required=True)
     hand = graphene.Int(required=True)
-    kind = graphene.String(required=True)
+    kind = graphene.Field(MoveKind, required=True)
     position = graphene.Int()
-    payload = GenericScalar(
-        required=True, description="Another seat's pass shows no cards until its hand is over"
+    payload = graphene.Field(
+        MovePayload, required=True, description="Another seat's pass shows no cards until its hand is over"
     )
     at = graphene.String(required=True)
 
 
-class Event(graphene.ObjectType):
-    seq = graphene.Int(required=True, description="The move that caused it")
-    hand = graphene.Int(required=True)
-    type = graphene.String(required=True)
-    data = GenericScalar(required=True)
-
-    @staticmethod
-    def from_dict(event: dict[str, Any]) -> Event:
-        data = {k: v for k, v in event.items() if k not in ("seq", "hand", "type")}
-        return Event(seq=event["seq"], hand=event["hand"], type=event["type"], data=data)
-
-
-class EventsPage(graphene.ObjectType):
-    events = graphene.List(graphene.NonNull(Event), required=True)
-    version = graphene.Int(required=True, description="Ask again with after: version")
-    more = graphene.Boolean(required=True)
-
-
 class Hand(graphene.ObjectType):
     number = graphene.Int(required=True)
-    pass_direction = graphene.String(required=True)
+    pass_direction = graphene.Field(PassDirection, required=True)
     deal_commitment = graphene.String(required=True)
     finished = graphene.Boolean(required=True)
     seed = graphene.String(description="Revealed once the hand is over")
-    record = GenericScalar(description="Deals, passes, tricks and points, once the hand is over")
+    record = graphene.Field(HandRecord, description="Deals, passes, tricks and points, once the hand is over")
     moves = graphene.List(graphene.NonNull(Move))
 
 
@@ -193,9 +219,9 @@ class TableRef:
 
 class Table(graphene.ObjectType):
     id = graphene.Int(required=True)
-    status = graphene.String(required=True)
+    status = graphene.Field(TableStatus, required=True)
     version = graphene.Int(required=True, description="Send it back as expectedVersion")
-    options = GenericScalar(required=True)
+    options = graphene.Field(TableOptions, required=True)
     clocks = graphene.Field(Clocks, required=True)
     deadline = graphene.String(description="When the seat(s) to act time out (ISO 8601)")
     seats = graphene.List(graphene.NonNull(Seat), required=True)
@@ -218,6 +244,9 @@ class Table(graphene.ObjectType):
     hands = graphene.List(graphene.NonNull(Hand), required=True)
     hand = graphene.Field(Hand, number=graphene.Int(required=True))
 
+    def resolve_status(ref: TableRef, info: Any) -> str:
+        return str(ref.status)  # the model's choice (a str enum) or a stored answer's string
+
     def resolve_scoresheet(ref: TableRef, info: Any) -> Any:
         return reads.scoresheet(ref.table())["hands"]
 
@@ -226,9 +255,7 @@ class Table(graphene.ObjectType):
 
     def resolve_events(ref: TableRef, info: Any, after: int, first: int) -> Any:
         page = reads.events_after(ref.table(), ref.principal, _after(after), _first(first))
-        return EventsPage(
-            events=[Event.from_dict(e) for e in page["events"]], version=page["version"], more=page["more"]
-        )
+        return EventsPage(events=page["events"], version=page["version"], more=page["more"])
 
     def resolve_hands(ref: TableRef, info: Any) -> Any:
         return reads.hands(ref.table())

@@ -108,6 +108,20 @@ class HeartsGraphQLView(GraphQLView):
     sets the caller (absent: only createGuest works; bad: 401)."""
 
     graphiql = True
+    # GraphiQL from this server's own pinned files (games/static/graphiql/README.md), never a CDN:
+    # the versions graphene-django pins, each checked by its subresource-integrity hash.
+    graphiql_template = "games/graphiql.html"
+    react_version = "17.0.2"
+    react_sri = "sha256-Ipu/TQ50iCCVZBUsZyNJfxrDk0E2yhaEIz0vqI+kFG8="
+    react_dom_sri = "sha256-nbMykgB6tsOFJ7OdVmPpdqMFVk4ZsqWocT6issAPUF0="
+    graphiql_version = "2.4.7"
+    graphiql_sri = "sha256-n/LKaELupC1H/PU6joz+ybeRJHT2xCdekEt6OYMOOZU="
+    graphiql_css_sri = "sha256-OsbM+LQHcnFHi0iH7AUKueZvDcEBoy/z4hJ7jx1cpsM="
+    subscriptions_transport_ws_version = "5.13.1"  # graphql-ws
+    subscriptions_transport_ws_sri = "sha256-EZhvg6ANJrBsgLvLAa0uuHNLepLJVCFYS+xlb5U/bqw="
+    graphiql_plugin_explorer_version = "0.1.15"
+    graphiql_plugin_explorer_sri = "sha256-3hUuhBXdXlfCj6RTeEkJFtEh/kUG+TCDASFpFPLrzvE="
+    graphiql_plugin_explorer_css_sri = "sha256-fA0LPUlukMNR6L4SPSeFqDTYav8QdWjQ2nr559Zln1U="
     # graphql-core's own rules (unknown fields, types, variables...) and then the limits: a
     # rules list replaces the standard rules, so they are named here.
     validation_rules = (*specified_rules, limits_rule(MAX_DEPTH, MAX_COST))

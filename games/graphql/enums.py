@@ -1,0 +1,74 @@
+"""GraphQL enums: the closed sets of values the API answers, derived from their sources where importable.
+
+Every enum value's name is the wire value that REST, the event streams and webhooks use
+(`passing`, `card_played`, `stale_version`): graphene sends an enum by its name, so the GraphQL
+answers keep the exact strings of the other APIs. The sets that live in the models (table status,
+move kind) are listed here, since the adapters never import the models; a test holds each one
+equal to its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import graphene
+
+from bots import LEVELS
+from games.engine import ADD, GAME_OVER, MOON, OPTION_SPECS, PASSING, PLAYING, SUBTRACT
+from games.errors import Code
+
+
+def _enum(name: str, values: Iterable[str], description: str) -> type[graphene.Enum]:
+    """A graphene enum whose value names are the wire values themselves."""
+    return graphene.Enum(name, [(v, v) for v in values], description=description)
+
+
+def _choices(option: str) -> tuple[str, ...]:
+    spec = next(s for s in OPTION_SPECS if s.name == option)
+    assert spec.choices is not None
+    return tuple(spec.choices)
+
+
+ErrorCode = graphene.Enum.from_enum(
+    Code,
+    name="ErrorCode",
+    description="Every error code of the API (games/errors.py), the same in REST and GraphQL",
+)
+TableStatus = _enum(
+    "TableStatus",
+    ("open", "passing", "playing", "moon_choice", "finished", "abandoned"),
+    "A table's status: open (seats to fill), one of the game's phases while it is played, then "
+    "finished or abandoned",
+)
+Phase = _enum(
+    "Phase",
+    (PASSING, PLAYING, MOON, GAME_OVER),
+    "The phase of the hand being played (moon_choice: a shooter chooses how to score)",
+)
+PassDirection = _enum(
+    "PassDirection",
+    ("left", "right", "across", "hold"),
+    "Where this hand's passes go (hold: no passing this hand)",
+)
+ActionType = _enum(
+    "ActionType", ("pass", "play", "moon"), "A player's action: pass cards, play a card, choose a moon score"
+)
+MoonChoice = _enum(
+    "MoonChoice",
+    (SUBTRACT, ADD),
+    "After shooting the moon: subtract 26 from your own score, or add 26 to everyone else's",
+)
+BotLevel = _enum("BotLevel", LEVELS, "A bot's level, weakest first")
+Variant = _enum("Variant", _choices("variant"), "The table's rule set (docs/rules.md)")
+TieRule = _enum(
+    "TieRule",
+    _choices("tie_rule"),
+    "When the lowest total is tied at the end: deal more hands (play_on) or share the win (shared)",
+)
+OmnibusCard = _enum("OmnibusCard", _choices("omnibus_card"), "Omnibus Hearts: the diamond worth -10")
+MoveKind = _enum(
+    "MoveKind",
+    ("join", "add_bot", "leave", "start", "pass", "play", "moon", "abandon", "back"),
+    "What a logged move did",
+)
+ViewerKind = _enum("ViewerKind", ("app", "player"), "Who is calling: an app key or a player token")
