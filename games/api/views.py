@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
+from django.utils.cache import patch_vary_headers
+from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -315,7 +317,24 @@ class TableView(APIView):
     @documented(ok=schemas.TableOut)
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
-        return Response(reads.table_body(services.table_seen(principal, table_id), principal))
+        table = services.table_seen(principal, table_id)
+        return _tagged(request, table.version, lambda: reads.table_body(table, principal))
+
+
+def _tagged(request: Request, version: int, body: Callable[[], dict[str, Any]]) -> Response:
+    """A table read with `ETag: W/"<version>"` (the same tag as the If-Match of writes takes): 304
+    without a body when If-None-Match names it. What a version shows depends on who asks, hence
+    `Vary: Authorization`; `private` keeps shared caches out."""
+    etag = f'W/"{version}"'
+    wanted = parse_etags(request.headers.get("If-None-Match", ""))
+    if "*" in wanted or any(tag.removeprefix("W/") == etag.removeprefix("W/") for tag in wanted):
+        response = Response(status=304)
+    else:
+        response = Response(body())
+    response["ETag"] = etag
+    response["Cache-Control"] = "private, no-cache"
+    patch_vary_headers(response, ["Authorization"])
+    return response
 
 
 class _PlayerAction(APIView):
