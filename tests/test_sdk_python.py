@@ -37,6 +37,7 @@ from hearts_client import (
     __version__,
 )
 from hearts_client import models as sdk_models
+from httpx_sse import connect_sse
 
 from games.models import Move
 from games.models import Table as TableRow
@@ -105,6 +106,10 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.Clocks, "ClocksOut"),
         (sdk_models.Player, "PlayerOut"),
         (sdk_models.Scoresheet, "ScoresheetOut"),
+        (sdk_models.Me, "MeOut"),
+        (sdk_models.MyTable, "MyTableOut"),
+        (sdk_models.App, "AppOut"),
+        (sdk_models.StreamTicket, "StreamTicketOut"),
     ]:
         schema = components[name]
         required, optional = _keys(typed)
@@ -211,6 +216,14 @@ def test_stale_versions_retry_lobby_writes_only_and_errors_keep_their_code() -> 
     with pytest.raises(ServerError) as server:
         _client(transport).get_table(7)
     assert server.value.code == "http_502" and len(sent) == FAST.attempts
+
+
+def test_a_conditional_read_answers_none_while_the_table_is_unchanged() -> None:
+    sent, transport = _scripted(httpx.Response(304), httpx.Response(200, json=TABLE))
+    client = _client(transport)
+    assert client.get_table_if_changed(7, 12) is None
+    assert client.get_table_if_changed(7, 12) == TABLE
+    assert [r.headers["If-None-Match"] for r in sent] == ['W/"12"'] * 2
 
 
 def test_the_async_client_retries_alike() -> None:
@@ -412,3 +425,23 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
     client.close()
     other.close()
     once.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_me_and_a_stream_ticket(web: Callable[..., str]) -> None:
+    """`me()` names the caller and its tables; a stream ticket's `url` opens the table's stream
+    without credentials (as a browser's EventSource would), first with the table's state."""
+    base = web()
+    with HeartsClient.as_guest(base, "me") as client:
+        assert client.me()["kind"] == "guest" and client.me()["tables"] == []
+        table = client.create_table(bots={1: "basic", 2: "basic"})
+        table = client.join(table["id"], 3)
+        me = client.me()
+        assert me["player"] is not None and me["player"]["name"] == "me"
+        assert [(t["id"], t["seat"]) for t in me["tables"]] == [(table["id"], 3)]
+        ticket = client.stream_ticket(table["id"])
+        with httpx.Client(timeout=30) as anonymous, connect_sse(anonymous, "GET", ticket["url"]) as source:
+            first = next(source.iter_sse())
+        assert first.event == "state" and json.loads(first.data)["state"]["your_seat"] == 3

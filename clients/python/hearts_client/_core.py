@@ -72,6 +72,7 @@ class Call:
     version: int | None = None
     key: str | None = None
     restale: bool = False
+    etag: str | None = None  # sent as If-None-Match
     failures: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -84,6 +85,8 @@ class Call:
             headers["Idempotency-Key"] = self.key
         if self.version is not None:
             headers["If-Match"] = str(self.version)
+        if self.etag is not None:
+            headers["If-None-Match"] = self.etag
         return headers
 
     def request(self, http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
@@ -95,6 +98,8 @@ class Call:
         """The decoded answer, or how long to wait before the next attempt (raises when done trying)."""
         if response.is_success:
             return Done(response.json() if response.content else None)
+        if response.status_code == 304:  # If-None-Match named the table's current version
+            return Done(None)
         error = error_from(response)
         self.failures += 1
         if self.failures >= self.retry.attempts:

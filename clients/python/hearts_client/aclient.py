@@ -16,9 +16,11 @@ from hearts_client.models import (
     Action,
     BotLevel,
     Event,
+    Me,
     MoonChoice,
     PlayerToken,
     Scoresheet,
+    StreamTicket,
     Table,
     TablePage,
 )
@@ -116,6 +118,23 @@ class AsyncHeartsClient:
 
     async def get_table(self, table_id: int) -> Table:
         return cast(Table, await self._run(Call("GET", f"tables/{table_id}", self.retry)))
+
+    async def get_table_if_changed(self, table_id: int, version: int) -> Table | None:
+        """The table, or None while it is still at `version` (a 304 to `If-None-Match: W/"<version>"`,
+        the table's ETag; no body is sent)."""
+        call = Call("GET", f"tables/{table_id}", self.retry, etag=f'W/"{version}"')
+        return cast(Table | None, await self._run(call))
+
+    async def me(self) -> Me:
+        """Who the credentials belong to, and the player's unfinished tables."""
+        return cast(Me, await self._run(Call("GET", "me", self.retry)))
+
+    async def stream_ticket(self, table_id: int | None = None) -> StreamTicket:
+        """A 60-second ticket that opens the table's stream (or, without `table_id`, the player's)
+        for a client that cannot send `Authorization`, such as a browser's EventSource: hand it
+        `url`. (This client's own streams send the header and need none.)"""
+        path = f"tables/{table_id}/stream-tickets" if table_id is not None else "me/stream-tickets"
+        return cast(StreamTicket, await self._write(path, {}))
 
     async def join(
         self,

@@ -138,6 +138,35 @@ class Scoresheet(TypedDict):
     totals: list[int]
 
 
+class MyTable(TypedDict):
+    id: int
+    status: str
+    version: int
+    seat: int | None
+
+
+class App(TypedDict):
+    id: int
+    name: str
+
+
+class Me(TypedDict):
+    """Who the credentials belong to, and the player's unfinished tables (`GET me`)."""
+
+    kind: Literal["guest", "player", "app"]
+    player: Player | None
+    app: App | None
+    tables: list[MyTable]
+
+
+class StreamTicket(TypedDict):
+    """Opens one stream without an Authorization header (`url` is that stream's, with the ticket)."""
+
+    ticket: str
+    expires_at: str
+    url: str
+
+
 class Error(TypedDict):
     """Every error body: a stable `code`, a `detail` for people, and the error's own fields."""
 
