@@ -1,5 +1,5 @@
 """The JSON Schema of a webhook delivery's body (docs/schemas/webhook-body.schema.json), built from
-the event definitions the OpenAPI document uses; `python -m games.api.webhook_schema` prints it."""
+the OpenAPI document's event schemas; `python -m games.api.webhook_schema` prints it."""
 
 from __future__ import annotations
 
@@ -8,43 +8,73 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from games.api.event_schemas import EVENTS
-
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
+_COMPONENTS = "#/components/schemas/"
+_STREAM_ONLY = ("id", "table")  # properties of an Event_<type> that only stream events carry
 _INT: dict[str, Any] = {"type": "integer", "minimum": 0}
 
 
-def _json_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """An OpenAPI 3.0 schema as plain JSON Schema: `nullable: true` becomes a `null` in `type`."""
-    out = {k: _json_schema(v) if isinstance(v, dict) else v for k, v in schema.items() if k != "nullable"}
-    if schema.get("nullable"):
-        out["type"] = [schema["type"], "null"]
+def openapi_document() -> dict[str, Any]:
+    """The service's OpenAPI document, as GET /api/schema/ serves it."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    document: dict[str, Any] = SchemaGenerator().get_schema(request=None, public=True)
+    return document
+
+
+def _json_schema(node: Any, refs: set[str]) -> Any:
+    """An OpenAPI 3.0 schema as JSON Schema 2020-12: `$ref`s point into `$defs` (and are collected
+    in `refs`), `nullable` admits null, `example` becomes `examples`, extensions are dropped."""
+    if isinstance(node, list):
+        return [_json_schema(item, refs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("nullable", "discriminator") or key.startswith("x-"):
+            continue
+        if key == "$ref" and isinstance(value, str) and value.startswith(_COMPONENTS):
+            refs.add(value.removeprefix(_COMPONENTS))
+            out[key] = "#/$defs/" + value.removeprefix(_COMPONENTS)
+        elif key == "example":
+            out["examples"] = [value]
+        elif key == "properties":
+            out[key] = {name: _json_schema(field, refs) for name, field in value.items()}
+        else:
+            out[key] = _json_schema(value, refs)
+    for bound in ("Minimum", "Maximum"):  # OpenAPI 3.0's boolean exclusiveMinimum/Maximum
+        if out.get(f"exclusive{bound}") is True:
+            out[f"exclusive{bound}"] = out.pop(bound.lower())
+        elif out.get(f"exclusive{bound}") is False:
+            del out[f"exclusive{bound}"]
+    if node.get("nullable"):
+        if isinstance(out.get("type"), str) and "enum" not in out:
+            out["type"] = [out["type"], "null"]
+        else:
+            out = {"anyOf": [out, {"type": "null"}]}
     return out
 
 
-def _event(kind: str) -> dict[str, Any]:
-    description, fields = EVENTS[kind]
-    own = {
-        "type": {"const": kind},
-        "seq": {**_INT, "description": "the move (table version) that logged it: the body's seq"},
-        "hand": {**_INT, "description": "the hand it belongs to (0 before the first deal)"},
-        **{name: _json_schema(field) for name, field in fields.items()},
-    }
-    return {
-        "type": "object",
-        "description": description,
-        "properties": own,
-        "required": list(own),
-        "additionalProperties": False,
-    }
-
-
-def body_schema(event_types: Iterable[str], body_type: str) -> dict[str, Any]:
-    """The schema of every body the service POSTs: one move's public `event_types` events."""
+def body_schema(openapi: dict[str, Any], event_types: Iterable[str], body_type: str) -> dict[str, Any]:
+    """The schema of every body the service POSTs: one move's events of `event_types`, each as
+    the OpenAPI document's `Event_<type>` describes it (without the stream-only properties)."""
+    components: dict[str, Any] = openapi["components"]["schemas"]
     kinds = list(event_types)
-    unknown = [k for k in kinds if k not in EVENTS]
+    unknown = [k for k in kinds if f"Event_{k}" not in components]
     if unknown:
-        raise ValueError(f"event types without a definition in games/api/event_schemas.py: {unknown}")
+        raise ValueError(f"event types without an Event_<type> schema in the OpenAPI document: {unknown}")
+    refs: set[str] = set()
+    defs: dict[str, Any] = {}
+    for kind in kinds:
+        event = _json_schema(components[f"Event_{kind}"], refs)
+        event["properties"] = {k: v for k, v in event["properties"].items() if k not in _STREAM_ONLY}
+        event["required"] = [k for k in event["required"] if k not in _STREAM_ONLY]
+        defs[kind] = event
+    done: set[str] = set()
+    while pending := sorted(refs - done):  # the components the events refer to, transitively
+        for name in pending:
+            defs[name] = _json_schema(components[name], refs)
+            done.add(name)
     envelope = {
         "id": {
             "type": "string",
@@ -87,7 +117,7 @@ def body_schema(event_types: Iterable[str], body_type: str) -> dict[str, Any]:
                 "description": "one public event, as GET tables/{id}/events shows it to a spectator",
                 "oneOf": [{"$ref": f"#/$defs/{kind}"} for kind in kinds],
             },
-            **{kind: _event(kind) for kind in kinds},
+            **defs,
         },
     }
 
@@ -100,7 +130,8 @@ def main() -> None:
     django.setup()
     from games import webhooks
 
-    print(json.dumps(body_schema(webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE), indent=2))
+    schema = body_schema(openapi_document(), webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
+    print(json.dumps(schema, indent=2))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
-from games.api.webhook_schema import body_schema
+from games.api.webhook_schema import body_schema, openapi_document
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks import transport
@@ -692,15 +692,26 @@ def test_every_webhook_answer_matches_the_documented_schema(receiver: Callable[.
 
 def test_the_committed_body_schema_is_the_generated_one_and_refuses_hidden_cards() -> None:
     """docs/schemas/webhook-body.schema.json is what games/api/webhook_schema.py builds from the
-    OpenAPI document's event definitions, for the public event types only."""
-    generated = body_schema(webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
+    OpenAPI document's event schemas, for the public event types only."""
+    openapi = openapi_document()
+    generated = body_schema(openapi, webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
     assert json.loads(SCHEMA_FILE.read_text()) == generated, (
         "regenerate it: python -m games.api.webhook_schema > docs/schemas/webhook-body.schema.json"
     )
     Draft202012Validator.check_schema(generated)
-    assert set(generated["$defs"]) == {"event", *webhooks.PUBLIC_EVENT_TYPES}
+    assert {"event", *webhooks.PUBLIC_EVENT_TYPES} <= set(generated["$defs"])
+    assert not set(generated["$defs"]) & HIDDEN
+    assert "#/components/" not in json.dumps(generated)  # standalone: every $ref is in $defs
     with pytest.raises(ValueError, match="no_such_event"):
-        body_schema(["card_played", "no_such_event"], webhooks.BODY_TYPE)
+        body_schema(openapi, ["card_played", "no_such_event"], webhooks.BODY_TYPE)
+    # OpenAPI 3.0's nullable, on a type or on a reference, admits null in JSON Schema too.
+    reference = {"allOf": [{"$ref": "#/components/schemas/Thing"}], "nullable": True}
+    fields = {"a": {"type": "integer", "nullable": True}, "b": reference}
+    document = {"components": {"schemas": {"Event_x": {**_object(fields)}, "Thing": _object({})}}}
+    defs = body_schema(document, ["x"], webhooks.BODY_TYPE)["$defs"]
+    converted = Draft202012Validator({"$defs": defs, "$ref": "#/$defs/x"})
+    assert converted.is_valid({"a": None, "b": None}) and converted.is_valid({"a": 1, "b": {}})
+    assert not converted.is_valid({"a": "1", "b": None}) and not converted.is_valid({"a": None, "b": 2})
     played = {"seq": 9, "hand": 1, "type": "card_played", "seat": 2, "card": "QS"}
     body = {
         "id": str(uuid.uuid4()),
@@ -722,3 +733,7 @@ def test_the_committed_body_schema_is_the_generated_one_and_refuses_hidden_cards
         {k: v for k, v in body.items() if k != "table"},
     ):
         assert not BODY_SCHEMA.is_valid(wrong), wrong
+
+
+def _object(fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
