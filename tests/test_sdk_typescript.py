@@ -76,7 +76,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     node, npm = _tools()
     modules = _node_modules(npm)
     build = tmp_path_factory.mktemp("typescript")
-    for name in ("src", "examples"):
+    for name in ("src", "examples", "test"):
         shutil.copytree(TS / name, build / name)
     for name in ("package.json", "tsconfig.json"):
         shutil.copy(TS / name, build / name)
@@ -100,8 +100,21 @@ def test_package_version_is_the_api_version() -> None:
 
 @pytest.mark.slow
 def test_compiles_under_strict(built: Path) -> None:
-    for name in ("src/index.js", "src/index.d.ts", "examples/play.js"):
+    for name in ("src/index.js", "src/index.d.ts", "examples/play.js", "test/client.test.js"):
         assert (built / "dist" / name).is_file(), name
+
+
+@pytest.mark.slow
+def test_retry_and_stream_rules_on_a_scripted_fetch(built: Path) -> None:
+    """clients/typescript/test/client.test.ts under node's test runner: keys reused on retries,
+    Retry-After honoured, stale_version raised for actions and retried for joins, attempts bounded,
+    a stream resumed with Last-Event-ID after a drop."""
+    node, _ = _tools()
+    result = subprocess.run(
+        [node, "--test", "dist/test/"], cwd=built, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "# fail 0" in result.stdout and "# pass 4" in result.stdout, result.stdout
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,0 +1,102 @@
+/**
+ * The client's retry and stream rules on a scripted fetch (run with `node --test dist/test/`):
+ * keys reused on retries, Retry-After honoured, stale_version raised for actions and retried for
+ * lobby writes, attempts bounded, streams resumed with Last-Event-ID.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { HeartsClient, HeartsError, RetryLater, StaleVersion, type StreamEvent } from "../src/index.js";
+
+type Answer = Response | Error;
+
+/** A fetch answering each call with the next scripted answer, recording what was sent. */
+function scripted(...answers: Answer[]): { sent: Request[]; fetch: typeof fetch } {
+  const sent: Request[] = [];
+  const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    sent.push(new Request(input, init));
+    const answer = answers.shift();
+    if (answer === undefined) throw new Error("no answer left");
+    if (answer instanceof Error) throw answer;
+    return answer;
+  };
+  return { sent, fetch: fake as typeof fetch };
+}
+
+const TABLE = { id: 7, status: "playing", version: 12 };
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+const client = (fetcher: typeof fetch): HeartsClient =>
+  new HeartsClient("http://hearts.test", "hk_player_x", { fetch: fetcher, retry: { attempts: 3, backoffMs: 0 } });
+
+test("a lost answer and a 429 are retried with the same key", async () => {
+  const { sent, fetch } = scripted(
+    new TypeError("fetch failed"),
+    json(429, { code: "rate_limited", detail: "x" }, { "Retry-After": "0" }),
+    json(200, TABLE),
+  );
+  assert.deepEqual(await client(fetch).play(7, "QS", 12), TABLE);
+  assert.equal(sent.length, 3);
+  assert.equal(new Set(sent.map((r) => r.headers.get("Idempotency-Key"))).size, 1);
+  assert.deepEqual(sent.map((r) => r.headers.get("If-Match")), ["12", "12", "12"]);
+  assert.equal(sent[0]?.url, "http://hearts.test/api/v1/tables/7/actions");
+  assert.deepEqual(await sent[0]?.json(), { type: "play", card: "QS" });
+});
+
+test("attempts are bounded and a long Retry-After is not waited for", async () => {
+  const unavailable = (): Response => json(503, { code: "service_unavailable", detail: "db" });
+  let { sent, fetch } = scripted(unavailable(), unavailable(), unavailable());
+  await assert.rejects(client(fetch).getTable(7), (e: unknown) => e instanceof RetryLater && e.code === "service_unavailable");
+  assert.equal(sent.length, 3);
+  ({ sent, fetch } = scripted(json(429, { code: "rate_limited", detail: "x" }, { "Retry-After": "3600" })));
+  await assert.rejects(client(fetch).getTable(7), (e: unknown) => e instanceof RetryLater && e.retryAfter === 3600);
+  assert.equal(sent.length, 1);
+});
+
+test("stale_version: a join is retried at the current version, an action is raised", async () => {
+  const stale = (): Response => json(409, { code: "stale_version", detail: "moved on", version: 14 });
+  let { sent, fetch } = scripted(stale(), json(200, TABLE));
+  await client(fetch).join(7, 2, 12);
+  assert.deepEqual(sent.map((r) => r.headers.get("If-Match")), ["12", "14"]);
+  assert.equal(sent[0]?.headers.get("Idempotency-Key"), sent[1]?.headers.get("Idempotency-Key"));
+  ({ sent, fetch } = scripted(stale()));
+  await assert.rejects(client(fetch).play(7, "QS", 12), (e: unknown) => e instanceof StaleVersion && e.version === 14);
+  assert.equal(sent.length, 1);
+  ({ sent, fetch } = scripted(json(422, { code: "must_follow_suit", detail: "follow", suit: "H" })));
+  await assert.rejects(
+    client(fetch).play(7, "QS"),
+    (e: unknown) => e instanceof HeartsError && e.code === "must_follow_suit" && e.body["suit"] === "H",
+  );
+});
+
+/** An SSE answer whose body ends after `frames` (a dropped connection when it ends early). */
+function sse(...frames: string[]): Response {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const frame of frames) controller.enqueue(new TextEncoder().encode(frame));
+      controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+}
+
+const frame = (id: string, data: Record<string, unknown>): string =>
+  `id: ${id}\nevent: ${String(data["type"])}\ndata: ${JSON.stringify({ id, ...data })}\n\n`;
+
+test("a stream resumes after a drop with Last-Event-ID and ends after table_finished", async () => {
+  const { sent, fetch } = scripted(
+    sse("retry: 2000\n\n", frame("5", { type: "state", table: 7, state: TABLE }), ": keep-alive\n\n",
+      frame("6:0", { type: "card_played", seq: 6, hand: 1, seat: 1, card: "2C" }), "id: 7:0\ndata: {\"ty"),
+    new TypeError("terminated"),
+    sse(frame("7:0", { type: "card_played", seq: 7, hand: 1, seat: 2, card: "3C" }),
+      frame("8:0", { type: "table_finished", seq: 8, hand: 1, status: "finished", winners: [0], totals: [0, 1, 2, 3] })),
+  );
+  const stream = client(fetch).stream(7);
+  const seen: StreamEvent[] = [];
+  for await (const event of stream) seen.push(event);
+  assert.deepEqual(seen.map((e) => e.type), ["state", "card_played", "card_played", "table_finished"]);
+  assert.deepEqual(sent.map((r) => r.headers.get("Last-Event-ID")), [null, "6:0", "6:0"]);
+  assert.equal(stream.reconnects, 2);
+  assert.equal(stream.lastEventId, "8:0");
+});
