@@ -430,9 +430,10 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.needs_postgres
 @pytest.mark.needs_redis
-def test_me_and_a_stream_ticket(web: Callable[..., str]) -> None:
+def test_me_a_stream_ticket_and_a_conditional_read(web: Callable[..., str]) -> None:
     """`me()` names the caller and its tables; a stream ticket's `url` opens the table's stream
-    without credentials (as a browser's EventSource would), first with the table's state."""
+    without credentials (as a browser's EventSource would), first with the table's state; a read
+    conditional on the version seen answers None until the table changes."""
     base = web()
     with HeartsClient.as_guest(base, "me") as client:
         assert client.me()["kind"] == "guest" and client.me()["tables"] == []
@@ -445,3 +446,6 @@ def test_me_and_a_stream_ticket(web: Callable[..., str]) -> None:
         with httpx.Client(timeout=30) as anonymous, connect_sse(anonymous, "GET", ticket["url"]) as source:
             first = next(source.iter_sse())
         assert first.event == "state" and json.loads(first.data)["state"]["your_seat"] == 3
+        assert client.get_table_if_changed(table["id"], table["version"]) is None
+        changed = client.get_table_if_changed(table["id"], table["version"] - 1)
+        assert changed is not None and changed["version"] == table["version"]
