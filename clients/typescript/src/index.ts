@@ -122,6 +122,8 @@ interface CallOptions {
   write?: boolean;
   /** A write whose intent does not depend on what changed: on stale_version, again at the current version. */
   restale?: boolean;
+  /** Sent as If-None-Match: a 304 answers undefined. */
+  etag?: string;
 }
 
 export interface ClientOptions {
@@ -176,6 +178,7 @@ export class HeartsClient {
       if (options.body !== undefined) headers["Content-Type"] = "application/json";
       if (key !== null) headers["Idempotency-Key"] = key;
       if (version !== null) headers["If-Match"] = String(version);
+      if (options.etag) headers["If-None-Match"] = options.etag;
       let response: Response;
       try {
         response = await this.fetcher(`${this.base}/${path}`, {
@@ -195,6 +198,7 @@ export class HeartsClient {
         const text = await response.text();
         return (text ? JSON.parse(text) : undefined) as T;
       }
+      if (response.status === 304) return undefined as T; // If-None-Match named the current version
       const error = await errorFrom(response);
       if (failures >= this.retry.attempts) throw error;
       if (error instanceof StaleVersion && options.restale && error.version !== null) {
@@ -233,6 +237,11 @@ export class HeartsClient {
 
   getTable(tableId: number): Promise<Table> {
     return this.call("GET", `tables/${tableId}`);
+  }
+
+  /** The table, or undefined while it is still at `version` (a 304 to If-None-Match with its ETag). */
+  getTableIfChanged(tableId: number, version: number): Promise<Table | undefined> {
+    return this.call("GET", `tables/${tableId}`, { etag: `W/"${version}"` });
   }
 
   join(tableId: number, position?: number, version?: number): Promise<Table> {

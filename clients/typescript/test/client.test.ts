@@ -100,3 +100,11 @@ test("a stream resumes after a drop with Last-Event-ID and ends after table_fini
   assert.equal(stream.reconnects, 2);
   assert.equal(stream.lastEventId, "8:0");
 });
+
+test("a conditional read answers undefined while the table is unchanged", async () => {
+  const { sent, fetch } = scripted(new Response(null, { status: 304 }), json(200, TABLE));
+  const hearts = client(fetch);
+  assert.equal(await hearts.getTableIfChanged(7, 12), undefined);
+  assert.deepEqual(await hearts.getTableIfChanged(7, 12), TABLE);
+  assert.deepEqual(sent.map((r) => r.headers.get("If-None-Match")), ['W/"12"', 'W/"12"']);
+});
