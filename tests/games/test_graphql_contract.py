@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from typing import Any
 
@@ -24,6 +25,7 @@ from games.engine.deal import pass_direction
 from games.errors import Code
 from games.graphql.schema import schema
 from games.models import Move, Table
+from tests.conftest import skip_or_fail
 from tests.games.test_graphql import _selection
 
 pytestmark = pytest.mark.django_db
@@ -283,3 +285,56 @@ def test_graphiql_loads_only_local_pinned_files_and_they_are_served() -> None:
             assert base64.b64encode(hashlib.sha256(body).digest()).decode() == integrity.group(1), url.group(
                 1
             )
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's, as in test_web_client.py
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+@pytest.mark.django_db(transaction=True)
+def test_graphiql_works_in_a_browser_that_reaches_nothing_but_this_server(web: Any) -> None:
+    """Every request to another origin is refused: GraphiQL still renders, loads the schema's
+    documentation by introspection and runs a query."""
+    if not os.access(CHROMIUM, os.X_OK):
+        skip_or_fail(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    base = web()
+    outside: list[str] = []
+    problems: list[str] = []
+    introspected: list[int] = []
+
+    def only_local(route: Any) -> None:
+        if route.request.url.startswith(base + "/"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    def answered(response: Any) -> None:
+        if response.url.startswith(base + "/graphql") and "__schema" in (response.request.post_data or ""):
+            introspected.append(response.status)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(20_000)
+            page.route("**/*", only_local)
+            page.on("response", answered)
+            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.goto(f"{base}/graphql/#query=%7B%20__typename%20%7D")
+            page.wait_for_selector(".graphiql-container")
+            page.click(".graphiql-execute-button")
+            page.wait_for_function(
+                "document.querySelector('.result-window') && "
+                "document.querySelector('.result-window').innerText.includes('Query')"
+            )
+            page.click("[aria-label='Show Documentation Explorer']")
+            page.wait_for_selector(".graphiql-doc-explorer >> text=Mutation")
+        finally:
+            browser.close()
+    assert outside == [] and problems == [], (outside, problems)
+    assert introspected and set(introspected) == {200}
