@@ -9,6 +9,8 @@ import base64
 import hashlib
 import os
 import re
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -338,3 +340,16 @@ def test_graphiql_works_in_a_browser_that_reaches_nothing_but_this_server(web: A
             browser.close()
     assert outside == [] and problems == [], (outside, problems)
     assert introspected and set(introspected) == {200}
+
+
+def test_the_templates_and_graphiql_files_are_package_data_so_the_wheel_has_them() -> None:
+    """The image installs a wheel: a served file that no package-data pattern names is missing there."""
+    root = Path(__file__).resolve().parents[2]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "games"
+    ]
+    named = {p for pattern in patterns for p in (root / "games").glob(pattern) if p.is_file()}
+    served = {
+        p for folder in ("templates", "static") for p in (root / "games" / folder).rglob("*") if p.is_file()
+    }
+    assert served and served == named, sorted(str(p) for p in served ^ named)
