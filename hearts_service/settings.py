@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "corsheaders",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc assets, pinned and served locally (no CDN)
     "graphene_django",
     "games",
     "bots",
@@ -277,14 +278,24 @@ SPECTACULAR_SETTINGS = {
     "body is {code, detail, ...}; the codes are stable and shared with the rules engine.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc load their assets from this server (hearts_service/urls.py), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},  # no badge from validator.swagger.io
     # games/api/urls.py: ids are 1 to 18 digits (always within the 64-bit id columns).
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"BotLevelEnum": "bots.LEVELS"},
+    "ENUM_NAME_OVERRIDES": {
+        "BotLevelEnum": "bots.LEVELS",
+        "ErrorCode": "games.errors.Code",
+        "MoonChoiceEnum": ["subtract", "add"],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "games.api.event_schemas.add_streams",  # the event types and the two streams
         "games.api.schemas.strict_requests",  # request bodies are closed: unknown fields are refused
+        "games.api.schemas.error_details",  # each error response's codes, Retry-After headers
     ],
 }
 

@@ -1,12 +1,18 @@
 """URL routes for the whole service; each app's API is mounted here under its own prefix."""
 
+from pathlib import Path
+
+import drf_spectacular_sidecar
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.views.static import serve
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from games.graphql.view import HeartsGraphQLView
 from games.infra.metrics import metrics_view
 from hearts_service.views import healthz, not_found, readyz
+
+SIDECAR = Path(drf_spectacular_sidecar.__file__).parent / "static" / "drf_spectacular_sidecar"
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
@@ -19,6 +25,10 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("graphql", HeartsGraphQLView.as_view()),  # no redirect: a POST must not lose its body
     path("static/", include("games.graphql.urls")),  # GraphiQL's pinned files (games/static/graphiql/)
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema", template_name="games/redoc.html")),
+    # The pinned Swagger UI and Redoc assets (drf-spectacular-sidecar), served by this process so the
+    # documentation pages work offline and without collectstatic.
+    path("static/drf_spectacular_sidecar/<path:path>", serve, {"document_root": SIDECAR}),
     re_path(r"^api/", not_found),  # every other /api/ path: the API's JSON 404, DEBUG or not
     path("play/", include("hearts_service.web")),  # the reference web client (web/)
 ]

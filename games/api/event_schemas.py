@@ -4,17 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from games.api import schemas
+from games.errors import Code
+
 _INT: dict[str, Any] = {"type": "integer"}
 _STR: dict[str, Any] = {"type": "string"}
 _CARD: dict[str, Any] = {"type": "string", "description": "a card, like QS or TH"}
 _CARDS: dict[str, Any] = {"type": "array", "items": _CARD}
 _INTS: dict[str, Any] = {"type": "array", "items": _INT}
 _SEAT: dict[str, Any] = {"type": "integer", "description": "seat position, 0 first"}
-_ANY: dict[str, Any] = {"type": "object", "additionalProperties": True}
+_CHOICE: dict[str, Any] = {"type": "string", "enum": ["subtract", "add"]}
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema:
+        return {"allOf": [schema], "nullable": True}
     return {**schema, "nullable": True}
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
 
 
 # type -> (description, its own fields: all of them are always present)
@@ -50,16 +59,16 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "moon_shot": (
         "A seat took every penalty card: it chooses how to score.",
-        {"seat": _SEAT, "choices": {"type": "array", "items": _STR}},
+        {"seat": _SEAT, "choices": {"type": "array", "items": _CHOICE}},
     ),
-    "moon_chosen": ("The shooter's choice.", {"seat": _SEAT, "choice": _STR}),
+    "moon_chosen": ("The shooter's choice.", {"seat": _SEAT, "choice": _CHOICE}),
     "hand_scored": (
         "Points of the hand and running totals.",
-        {"points": _INTS, "totals": _INTS, "moon": _nullable(_ANY)},
+        {"points": _INTS, "totals": _INTS, "moon": _nullable(_ref("MoonChoiceOut"))},
     ),
     "hand_revealed": (
         "The finished hand's full record, with its seed (public once it is over).",
-        {"record": _ANY},
+        {"record": _ref("HandRecordOut")},
     ),
     "game_over": (
         "The game ended: winners, totals and the game seed.",
@@ -76,7 +85,7 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "turn_timed_out": (
         "A seat's clock ran out: the server acted for it.",
-        {"seat": _SEAT, "deadline": _nullable(_STR)},
+        {"seat": _SEAT, "deadline": _nullable({"type": "string", "format": "date-time"})},
     ),
     "seat_away": ("A seat timed out too often in a row: the server plays for it.", {"seat": _SEAT}),
     "seat_back": ("The seat's player acted again (or called back).", {"seat": _SEAT}),
@@ -87,11 +96,11 @@ _LOGGED = {"seq": _INT, "hand": _INT}  # every logged event: its move's sequence
 STREAM_ONLY: dict[str, tuple[str, dict[str, Any]]] = {
     "state": (
         "First event of a new table stream: the table as you see it.",
-        {"state": {"$ref": "#/components/schemas/TableOut"}},
+        {"state": _ref("TableOut")},
     ),
     "tables": (
         "First event of a new player stream: each of your unfinished tables.",
-        {"tables": {"type": "array", "items": {"$ref": "#/components/schemas/TableOut"}}},
+        {"tables": {"type": "array", "items": _ref("TableOut")}},
     ),
     "your_turn": (
         "It is your turn: what you may do, and by when.",
@@ -101,16 +110,106 @@ STREAM_ONLY: dict[str, tuple[str, dict[str, Any]]] = {
             "hand": _INT,
             "phase": _STR,
             "seat": _SEAT,
-            "legal_actions": {"$ref": "#/components/schemas/LegalOut"},
+            "legal_actions": _ref("LegalOut"),
             "deadline": _nullable({"type": "string", "format": "date-time"}),
         },
     ),
 }
 
 
+_CARDS3 = ["QS", "AH", "KH"]
+_TABLE_EXAMPLE: dict[str, Any] = {
+    "id": 12,
+    "status": "open",
+    "version": 2,
+    "options": {
+        "players": 4,
+        "target_score": 100,
+        "variant": "classic",
+        "omnibus_card": "JD",
+        "tie_rule": "play_on",
+    },
+    "clocks": {"pass": 60, "play": 30, "moon": 30, "away_after": 2},
+    "deadline": None,
+    "seats": [
+        {"position": p, "player": player, "name": name, "bot": bot, "away": False, "timeouts": 0}
+        for p, player, name, bot in (
+            (0, 7, "Ada", None),
+            (1, None, None, "basic"),
+            (2, None, None, None),
+            (3, None, None, None),
+        )
+    ],
+    "your_seat": 0,
+    "game": None,
+}
+# An example of each event's own fields (a logged event also has `seq` and `hand`).
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "game_started": {},
+    "seat_taken": {"seat": 0, "player": 7, "name": "Ada"},
+    "seat_left": {"seat": 0, "player": 7},
+    "bot_added": {"seat": 1, "level": "basic"},
+    "hand_started": {"dealer": 0, "pass_direction": "left", "deal_commitment": "9f2c" + "0" * 60},
+    "cards_dealt": {
+        "seat": 0,
+        "cards": ["2C", "7C", "QS", "AH", "KH", "3D", "9D", "TD", "4S", "8S", "JS", "5H", "6H"],
+    },
+    "pass_submitted": {"seat": 2},
+    "cards_passed": {"seat": 0, "to": 1, "cards": _CARDS3},
+    "passes_complete": {},
+    "cards_received": {"seat": 0, "from": 3, "cards": ["2H", "3H", "JC"]},
+    "card_played": {"seat": 1, "card": "2C"},
+    "hearts_broken": {"seat": 3, "card": "5H"},
+    "trick_won": {"seat": 2, "trick": 4, "cards": ["9S", "QS", "KS", "5H"], "points": 14},
+    "trick_carried": {"leader": 4, "cards": ["3C", "3C", "2D", "3C", "4H", "3C"]},
+    "moon_shot": {"seat": 2, "choices": ["subtract", "add"]},
+    "moon_chosen": {"seat": 2, "choice": "add"},
+    "hand_scored": {
+        "points": [26, 0, 26, 26],
+        "totals": [40, 12, 26, 31],
+        "moon": {"seat": 1, "choice": "add"},
+    },
+    "hand_revealed": {
+        "record": {
+            "hand": 1,
+            "seed": "5e1d" + "0" * 60,
+            "deal_commitment": "9f2c" + "0" * 60,
+            "dealer": 0,
+            "pass_direction": "left",
+            "dealt": [["2C", "QS"], ["3C", "AH"], ["4C", "KH"], ["5C", "JD"]],
+            "widow": [],
+            "passes": [{"to": 1, "cards": _CARDS3}],
+            "tricks": [{"leader": 0, "cards": ["2C", "3C", "4C", "5C"], "winner": 3}],
+            "taken_points": [13, 0, 0, 13],
+            "moon": None,
+            "points": [13, 0, 0, 13],
+            "totals": [13, 0, 0, 13],
+        }
+    },
+    "game_over": {"winners": [1], "totals": [104, 38, 71, 99], "seed": "a07b" + "0" * 60},
+    "table_abandoned": {},
+    "table_finished": {"status": "finished", "winners": [1], "totals": [104, 38, 71, 99]},
+    "turn_timed_out": {"seat": 3, "deadline": "2026-05-01T12:00:30Z"},
+    "seat_away": {"seat": 3},
+    "seat_back": {"seat": 3},
+    "state": {"state": _TABLE_EXAMPLE},
+    "tables": {"tables": [_TABLE_EXAMPLE]},
+    "your_turn": {
+        "seq": 31,
+        "version": 31,
+        "hand": 2,
+        "phase": "playing",
+        "seat": 0,
+        "legal_actions": {"type": "play", "cards": ["2C"]},
+        "deadline": "2026-05-01T12:00:30Z",
+    },
+}
+
+
 def _component(kind: str, description: str, fields: dict[str, Any], logged: bool) -> dict[str, Any]:
     own = {**(_LOGGED if logged else {}), **fields}
     stream = {"id": {"type": "string", "description": "stream position: resume with Last-Event-ID"}}
+    example = {"type": kind, **({"seq": 30, "hand": 2} if logged else {}), **EXAMPLES[kind]}
     return {
         "type": "object",
         "description": description,
@@ -122,44 +221,68 @@ def _component(kind: str, description: str, fields: dict[str, Any], logged: bool
         },
         "required": ["type", *own],
         "additionalProperties": False,
+        "example": example,
     }
 
 
-def event_components() -> dict[str, dict[str, Any]]:
-    """One schema per event type (`Event_<type>`), and `StreamEvent`, any of them by `type`."""
-    out = {f"Event_{k}": _component(k, d, f, True) for k, (d, f) in EVENTS.items()}
-    out |= {f"Event_{k}": _component(k, d, f, False) for k, (d, f) in STREAM_ONLY.items()}
-    names = [*EVENTS, *STREAM_ONLY]
-    out["StreamEvent"] = {
-        "oneOf": [{"$ref": f"#/components/schemas/Event_{k}"} for k in names],
+def _union(names: list[str], description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "oneOf": [_ref(f"Event_{k}") for k in names],
         "discriminator": {
             "propertyName": "type",
             "mapping": {k: f"#/components/schemas/Event_{k}" for k in names},
         },
     }
+
+
+def event_components() -> dict[str, dict[str, Any]]:
+    """One schema per event type (`Event_<type>`); `Event`, any logged event (the REST events
+    list), and `StreamEvent`, any event a stream sends; both told apart by `type`."""
+    out = {f"Event_{k}": _component(k, d, f, True) for k, (d, f) in EVENTS.items()}
+    out |= {f"Event_{k}": _component(k, d, f, False) for k, (d, f) in STREAM_ONLY.items()}
+    out["Event"] = _union(list(EVENTS), "An event of the table's log, as the caller may see it")
+    out["StreamEvent"] = _union(
+        [*EVENTS, *STREAM_ONLY],
+        "An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn",
+    )
     return out
 
 
-def _stream_operation(op: str, summary: str, params: list[dict[str, Any]]) -> dict[str, Any]:
+def _stream_operation(
+    op: str, summary: str, params: list[dict[str, Any]], codes: tuple[Code, ...]
+) -> dict[str, Any]:
     errors = {
-        str(code): {
-            "description": text,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+        str(status): {
+            "description": schemas.describe_codes(status, names),
+            "x-error-codes": names,
+            "content": {
+                "application/json": {"schema": _ref("RateLimitedOut" if status == 429 else "ErrorOut")}
+            },
+            **({"headers": {"Retry-After": schemas.RETRY_AFTER}} if status in (429, 503) else {}),
         }
-        for code, text in (
-            (400, "bad Last-Event-ID or format"),
-            (401, "no or bad credentials"),
-            (404, "no such table"),
-            (422, "a player token is needed"),
-        )
+        for status, names in schemas.error_codes(codes, body=False).items()
     }
-    event = {"schema": {"$ref": "#/components/schemas/StreamEvent"}}
+    text = {"schema": {"type": "string"}}
+    ok = {
+        "description": (
+            "A stream that does not end: Server-Sent Events (`id`, `event` = the type, `data` = one"
+            " `StreamEvent` as JSON) or NDJSON (one `StreamEvent` object per line), keep-alives every"
+            " 15 s. Read it incrementally: it is text, never one JSON document."
+        ),
+        "content": {"text/event-stream": text, "application/x-ndjson": text},
+        "x-stream-event": _ref("StreamEvent"),
+    }
+    responses: dict[str, Any] = {"200": ok}
+    if "table_id" in [p["name"] for p in params]:
+        responses["204"] = {"description": "the table is over and nothing is left after Last-Event-ID"}
     return {
         "get": {
             "operationId": op,
             "summary": summary,
+            "description": "Each event is a `StreamEvent` (see components/schemas), told apart by `type`.",
             "tags": ["streams"],
-            "security": [{"bearer": []}],
+            "security": [{"bearer": []}, {}],  # or a `ticket`, for a client that cannot send headers
             "parameters": [
                 *params,
                 {
@@ -167,6 +290,13 @@ def _stream_operation(op: str, summary: str, params: list[dict[str, Any]]) -> di
                     "in": "query",
                     "schema": {"type": "string", "enum": ["sse", "ndjson"]},
                     "description": "sse (default; also `Accept: application/x-ndjson` picks ndjson)",
+                },
+                {
+                    "name": "ticket",
+                    "in": "query",
+                    "schema": _STR,
+                    "description": "a stream ticket (POST .../stream-tickets) instead of an Authorization"
+                    " header, for a browser's EventSource: it opens this one stream, for 60 s",
                 },
                 {
                     "name": "last_event_id",
@@ -181,17 +311,7 @@ def _stream_operation(op: str, summary: str, params: list[dict[str, Any]]) -> di
                     "description": "resume right after this event id",
                 },
             ],
-            "responses": {
-                "200": {
-                    "description": (
-                        "Server-Sent Events (`id`, `event` = type, `data` = the event as JSON) or NDJSON"
-                        " (one event object per line); keep-alives every 15 s"
-                    ),
-                    "content": {"text/event-stream": event, "application/x-ndjson": event},
-                },
-                "204": {"description": "the table is over and nothing is left after Last-Event-ID"},
-                **errors,
-            },
+            "responses": {**responses, **errors},
         }
     }
 
@@ -200,10 +320,17 @@ def add_streams(result: dict[str, Any], generator: Any, request: Any, public: bo
     """drf-spectacular postprocessing hook: the streams are plain async Django views, described here."""
     result.setdefault("components", {}).setdefault("schemas", {}).update(event_components())
     table_id = {"name": "table_id", "in": "path", "required": True, "schema": _INT}
+    stream = (Code.invalid_format, Code.invalid_last_event_id, Code.ticket_invalid, Code.ticket_expired)
     result["paths"]["/api/v1/tables/{table_id}/stream"] = _stream_operation(
-        "v1_tables_stream", "The table's events as you may see them, live", [table_id]
+        "streamTableEvents",
+        "The table's events as you may see them, live",
+        [table_id],
+        (*stream, Code.not_found),
     )
     result["paths"]["/api/v1/me/stream"] = _stream_operation(
-        "v1_me_stream", "Your events at every table you sit at, and your turns", []
+        "streamMyEvents",
+        "Your events at every table you sit at, and your turns",
+        [],
+        (*stream, Code.player_token_required),
     )
     return result

@@ -1,23 +1,169 @@
-"""Typed shapes of every REST answer, for the OpenAPI document (the views build the bodies)."""
+"""Typed shapes of every REST answer and of the free-form parts of request bodies, for the OpenAPI
+document (the views build the bodies and games/api/parsing.py, the services and the engine check
+the requests: the shapes here are derived from their limits so that the two cannot drift)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from games.engine.options import OPTION_SPECS, OptionSpec
+from games.errors import Code
 from games.reads import TABLE_STATUSES
+from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS
 
 F = serializers  # short alias: these classes are long lists of fields
 
 
-class ErrorOut(F.Serializer):
-    """Every error body: a stable code, a human detail, and any structured fields of the error
-    (for example `version` with stale_version, `option` with invalid_option, `fields` with
-    invalid_input)."""
+# -- errors ---------------------------------------------------------------------------------
 
-    code = F.CharField(help_text="Stable machine-readable code (the engine's codes unchanged)")
-    detail = F.CharField(help_text="What went wrong, for people")
+
+class ErrorOut(F.Serializer):
+    """Every error body: a stable code, a human detail, and the structured fields of its error
+    (each present only with the codes named in its description). Clients branch on `code`."""
+
+    code = F.ChoiceField(
+        choices=[c.value for c in Code], help_text="Stable machine-readable code (docs/errors.md)"
+    )
+    detail = F.CharField(help_text="What went wrong, for people: never branch on it")
+    version = F.IntegerField(
+        required=False, help_text="stale_version, invalid_after: the table's current version"
+    )
+    option = F.CharField(
+        required=False, allow_null=True, help_text="invalid_option: the option at fault (null: not an object)"
+    )
+    clock = F.CharField(required=False, help_text="invalid_clock: the clock at fault")
+    levels = F.ListField(child=F.CharField(), required=False, help_text="invalid_bot_level: the levels")
+    reason = F.CharField(
+        required=False,
+        help_text="bad_pass: count, duplicate, not_held or already_passed; "
+        "invalid_url: scheme, host, credentials, length or malformed",
+    )
+    fields_ = F.DictField(
+        required=False, help_text="invalid_input: the fields at fault, each with its messages"
+    )
+    field = F.CharField(required=False, help_text="invalid_input: the field at fault")
+    turn = F.IntegerField(required=False, help_text="not_your_turn: the seat to act")
+    card = F.CharField(required=False, help_text="card_not_in_hand, bad_pass: the card")
+    required = F.CharField(required=False, help_text="must_lead_lowest_club: the card to lead")
+    suit = F.CharField(required=False, help_text="must_follow_suit: the suit led")
+    token = F.CharField(required=False, help_text="invalid_card: the token that is not a card")
+    seat = F.CharField(required=False, help_text="invalid_seat: the seat asked for")
+    choice = F.CharField(required=False, help_text="moon_choice_invalid: the choice sent")
+    type = F.CharField(required=False, help_text="invalid_action: the action type sent")
+    known = F.ListField(child=F.CharField(), required=False, help_text="invalid_event_type: the known types")
+    event_types = F.ListField(
+        child=F.CharField(), required=False, help_text="invalid_event_type: the unknown types sent"
+    )
+    limit = F.IntegerField(required=False, help_text="request_too_large: the largest body in bytes")
+
+    def get_fields(self) -> dict[str, F.Field]:
+        fields = super().get_fields()
+        fields["fields"] = fields.pop("fields_")
+        return fields
+
+
+class RateLimitedOut(F.Serializer):
+    """A 429: over a rate limit (the Retry-After header says the same as `retry_after`)."""
+
+    code = F.ChoiceField(choices=[Code.rate_limited.value])
+    detail = F.CharField()
+    limit = F.ChoiceField(choices=["token", "app", "address"], help_text="Which limit was reached")
+    rate = F.CharField(help_text="The limit, like 600/minute")
+    retry_after = F.IntegerField(min_value=1, help_text="Seconds until the window ends")
+
+
+# -- request parts with their real limits ----------------------------------------------------
+
+
+def _option_field(spec: OptionSpec, *, request: bool) -> F.Field:
+    kw: dict[str, Any] = {"help_text": spec.help}
+    if request:
+        kw |= {"required": False, "default": spec.default}
+    if spec.choices is not None:
+        return F.ChoiceField(choices=list(spec.choices), **kw)
+    if spec.kind is int:
+        return F.IntegerField(min_value=spec.minimum, max_value=spec.maximum, **kw)
+    return F.CharField(**kw)
+
+
+def _serializer(name: str, doc: str, fields: dict[str, F.Field]) -> type[F.Serializer]:
+    return type(name, (F.Serializer,), {"__doc__": doc, "__module__": __name__, **fields})
+
+
+# The engine's table options (games/engine/options.py), as sent (each optional) and as answered.
+TableOptionsIn = extend_schema_serializer(component_name="TableOptions")(
+    _serializer(
+        "TableOptionsIn",
+        "Table options, each optional (its default otherwise); another key is refused with "
+        "400 invalid_option. `players` is 3 to 7, or 6 to 10 with the cancellation variant.",
+        {s.name: _option_field(s, request=True) for s in OPTION_SPECS},
+    )
+)
+TableOptionsOut = extend_schema_serializer(component_name="TableOptions")(
+    _serializer(
+        "TableOptionsOut",
+        "The table's options, every one of them.",
+        {s.name: _option_field(s, request=False) for s in OPTION_SPECS},
+    )
+)
+
+
+def _clock_field(name: str) -> F.Field:
+    low, high = _CLOCK_LIMITS[name]
+    if name == "away_after":
+        help_text = "Timeouts in a row before a seat is marked away"
+    else:
+        help_text = f"Seconds for a {name} (null: no clock)"
+    return F.IntegerField(
+        min_value=low,
+        max_value=high,
+        required=False,
+        default=CLOCK_DEFAULTS[name],
+        allow_null=name != "away_after",
+        help_text=help_text,
+    )
+
+
+# The turn clocks a table is created with (games/services/common.py checks them).
+ClocksIn = extend_schema_serializer(component_name="Clocks")(
+    _serializer(
+        "ClocksIn",
+        "Turn clocks, each optional (its default otherwise); out of range or another key is 400 "
+        "invalid_clock.",
+        {name: _clock_field(name) for name in CLOCK_DEFAULTS},
+    )
+)
+
+
+@extend_schema_field(TableOptionsIn)
+class OptionsField(F.DictField):
+    """The `options` map of a new table: checked by the engine, documented as TableOptions."""
+
+
+@extend_schema_field(ClocksIn)
+class ClocksField(F.DictField):
+    """The `clocks` map of a new table: checked by the services, documented as Clocks."""
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": 'Seats (as strings, "0" to "9") to fill with bots at once, each with its level; '
+        "a seat the table does not have is 400 invalid_seat, a level that is not one is 400 "
+        "invalid_bot_level.",
+        "additionalProperties": {"$ref": "#/components/schemas/BotLevelEnum"},
+        "example": {"1": "basic", "2": "strong", "3": "expert"},
+    }
+)
+class BotsField(F.DictField):
+    """The `bots` map of a new table: seat number -> bot level."""
+
+
+# -- answers --------------------------------------------------------------------------------
 
 
 class PlayerOut(F.Serializer):
@@ -97,11 +243,32 @@ class LegalOut(F.Serializer):
         return fields
 
 
+class MoonChoiceOut(F.Serializer):
+    """A scored moon shot: who shot it and how they chose to score it."""
+
+    seat = F.IntegerField()
+    choice = F.ChoiceField(choices=["subtract", "add"])
+
+
+class MoonShotOut(F.Serializer):
+    """moon_choice phase: the shooter, who chooses how to score."""
+
+    seat = F.IntegerField()
+    choices = F.ListField(child=F.ChoiceField(choices=["subtract", "add"]))
+
+
+class WidowOut(F.Serializer):
+    """Cancellation Hearts: the cards dealt face down, and the seat that took them with a trick."""
+
+    size = F.IntegerField()
+    taken_by = F.IntegerField(allow_null=True)
+
+
 class SheetRowOut(F.Serializer):
     hand = F.IntegerField()
     points = F.ListField(child=F.IntegerField())
     totals = F.ListField(child=F.IntegerField())
-    moon = F.JSONField(allow_null=True, required=False)
+    moon = MoonChoiceOut(allow_null=True, required=False, help_text="null: nobody shot the moon")
 
 
 class GameOut(F.Serializer):
@@ -125,8 +292,8 @@ class GameOut(F.Serializer):
     scoresheet = SheetRowOut(many=True)
     winners = F.ListField(child=F.IntegerField(), allow_null=True)
     passed = F.ListField(child=F.BooleanField(), required=False, help_text="passing: who has passed")
-    widow = F.JSONField(required=False, help_text="Cancellation: size and who took it")
-    moon = F.JSONField(required=False, help_text="moon_choice: the shooter and the choices")
+    widow = WidowOut(required=False, help_text="Cancellation Hearts only")
+    moon = MoonShotOut(required=False, help_text="moon_choice phase only")
     game_seed = F.CharField(required=False, help_text="Revealed once the game is over")
     hand = F.ListField(child=F.CharField(), required=False, help_text="Your cards (a seat's view only)")
     my_pass = PassOut(required=False, allow_null=True)
@@ -138,7 +305,7 @@ class TableOut(F.Serializer):
     id = F.IntegerField()
     status = F.ChoiceField(choices=TABLE_STATUSES)
     version = F.IntegerField(help_text="Send it back as If-Match to act only on what you saw")
-    options = F.DictField()
+    options = TableOptionsOut()
     clocks = ClocksOut()
     deadline = F.DateTimeField(allow_null=True, help_text="When the seat(s) to act time out")
     seats = SeatOut(many=True)
@@ -150,7 +317,7 @@ class TableRowOut(F.Serializer):
     id = F.IntegerField()
     status = F.ChoiceField(choices=TABLE_STATUSES)
     version = F.IntegerField()
-    options = F.DictField()
+    options = TableOptionsOut()
     hand_number = F.IntegerField()
     deadline = F.DateTimeField(allow_null=True)
     seats = SeatOut(many=True)
@@ -182,14 +349,13 @@ class MovesOut(F.Serializer):
     version = F.IntegerField()
 
 
-class EventOut(F.Serializer):
-    seq = F.IntegerField(help_text="The move that caused it: resume with after=seq")
-    hand = F.IntegerField()
-    type = F.CharField(help_text="game_started, seat_taken, cards_dealt, card_played, trick_won, ...")
+@extend_schema_field({"type": "array", "items": {"$ref": "#/components/schemas/Event"}})
+class EventListField(F.ListField):
+    """Logged events, typed by `type` (games/api/event_schemas.py adds `Event` and its variants)."""
 
 
 class EventsOut(F.Serializer):
-    events = EventOut(many=True)
+    events = EventListField(help_text="Each with `seq` (the move that caused it), `hand` and `type`")
     version = F.IntegerField(help_text="Poll again with after=version")
     more = F.BooleanField(help_text="True when a page limit cut the answer short")
 
@@ -206,16 +372,198 @@ class HandsOut(F.Serializer):
     hands = HandOut(many=True)
 
 
+class RecordTrickOut(F.Serializer):
+    leader = F.IntegerField()
+    cards = F.ListField(child=F.CharField(), help_text="Card i was played by seat (leader + i) % players")
+    winner = F.IntegerField(allow_null=True, help_text="null: a carried trick (Cancellation)")
+
+
+class HandRecordOut(F.Serializer):
+    """A finished hand's full record: the deal, the passes, every trick and the scores."""
+
+    hand = F.IntegerField()
+    seed = F.CharField(help_text="The hand's seed: SHA-256 of '<table id>:<seed>' is the commitment")
+    deal_commitment = F.CharField()
+    dealer = F.IntegerField()
+    pass_direction = F.CharField()
+    dealt = F.ListField(child=F.ListField(child=F.CharField()), help_text="Each seat's cards as dealt")
+    widow = F.ListField(child=F.CharField(), help_text="Cancellation Hearts: the cards dealt face down")
+    passes = PassOut(many=True, help_text="Each seat's pass, in seat order")
+    tricks = RecordTrickOut(many=True)
+    taken_points = F.ListField(child=F.IntegerField())
+    moon = MoonChoiceOut(allow_null=True)
+    points = F.ListField(child=F.IntegerField())
+    totals = F.ListField(child=F.IntegerField())
+
+
 class HandReplayOut(HandOut):
-    record = F.DictField(allow_null=True, help_text="Deals, passes, tricks and points, once the hand is over")
+    record = HandRecordOut(
+        allow_null=True, help_text="Deals, passes, tricks and points, once the hand is over"
+    )
     moves = MoveOut(many=True)
 
 
 def strict_requests(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: every request body is closed (`additionalProperties:
-    false`), as the server refuses a field it does not know (games/api/parsing.py); the free-form
-    maps inside a body (options, bots, clocks) are not request components and stay open."""
-    for name, component in result.get("components", {}).get("schemas", {}).items():
+    false`), as the server refuses a field it does not know (games/api/parsing.py), its fields'
+    defaults are said in their descriptions, and a body with a required field (or a choice of
+    bodies) is itself required."""
+    components = result.get("components", {}).get("schemas", {})
+    for name, component in components.items():
         if name.endswith("Request") and component.get("type") == "object":
             component["additionalProperties"] = False
+            for field in component.get("properties", {}).values():
+                # A default of a request field is what the server assumes when it is absent; type
+                # generators (openapi-typescript) read `default` as "always present" and would
+                # make the field required, so it is said in words instead.
+                if "default" in field:
+                    said = f"Default: `{json.dumps(field.pop('default'))}`."
+                    field["description"] = (
+                        f"{field['description']} {said}" if field.get("description") else said
+                    )
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if body is None:
+                continue
+            ref = body["content"].get("application/json", {}).get("schema", {}).get("$ref", "")
+            component = components.get(ref.rsplit("/", 1)[-1], {})
+            if component.get("required") or "oneOf" in component:
+                body["required"] = True
+    return result
+
+
+# -- error responses per operation ----------------------------------------------------------
+
+# The status each code is answered with by REST (docs/errors.md; a test checks the two agree).
+STATUS_OF: dict[Code, int] = {
+    **dict.fromkeys(
+        (
+            Code.invalid_card,
+            Code.invalid_option,
+            Code.invalid_seat,
+            Code.invalid_action,
+            Code.invalid_idempotency_key,
+            Code.invalid_version,
+            Code.invalid_after,
+            Code.invalid_filter,
+            Code.invalid_cursor,
+            Code.invalid_clock,
+            Code.invalid_bot_level,
+            Code.invalid_url,
+            Code.invalid_event_type,
+            Code.invalid_format,
+            Code.invalid_last_event_id,
+            Code.malformed_request,
+            Code.invalid_input,
+        ),
+        400,
+    ),
+    Code.not_authenticated: 401,
+    Code.authentication_failed: 401,
+    Code.ticket_invalid: 401,
+    Code.ticket_expired: 401,
+    Code.not_found: 404,
+    **dict.fromkeys(
+        (
+            Code.stale_version,
+            Code.idempotency_key_reused,
+            Code.already_seated,
+            Code.seat_taken,
+            Code.table_full,
+            Code.too_many_webhooks,
+            Code.webhook_disabled,
+        ),
+        409,
+    ),
+    Code.request_too_large: 413,
+    Code.unsupported_media_type: 415,
+    **dict.fromkeys(
+        (
+            Code.wrong_phase,
+            Code.not_your_turn,
+            Code.card_not_in_hand,
+            Code.must_lead_lowest_club,
+            Code.must_follow_suit,
+            Code.no_points_on_first_trick,
+            Code.hearts_not_broken,
+            Code.bad_pass,
+            Code.moon_choice_invalid,
+            Code.invalid_state,
+            Code.game_over,
+            Code.not_seated,
+            Code.table_not_open,
+            Code.table_closed,
+            Code.not_started,
+            Code.player_token_required,
+            Code.app_key_required,
+            Code.not_a_player_token,
+        ),
+        422,
+    ),
+    Code.rate_limited: 429,
+    Code.service_unavailable: 503,
+}
+BODY_CODES = (Code.malformed_request, Code.invalid_input, Code.request_too_large, Code.unsupported_media_type)
+AUTH_CODES = (Code.not_authenticated, Code.authentication_failed)
+RETRY_AFTER = {
+    "schema": {"type": "integer", "minimum": 1},
+    "description": "Seconds to wait before retrying",
+}
+
+
+def error_codes(
+    codes: tuple[Code | tuple[Code, int], ...], *, body: bool, auth: bool = True
+) -> dict[int, list[str]]:
+    """Every error an operation can answer, by status: those of its body (when it takes one), of
+    its credentials (unless it needs none), its own `codes` (a code answered with another status
+    than STATUS_OF's is given as `(code, status)`), the rate limit and an unavailable database."""
+    by_status: dict[int, list[str]] = {}
+    wanted: list[Code | tuple[Code, int]] = [
+        *(BODY_CODES if body else ()),
+        *(AUTH_CODES if auth else ()),
+        *codes,
+        Code.rate_limited,
+        Code.service_unavailable,
+    ]
+    for entry in wanted:
+        code, status = entry if isinstance(entry, tuple) else (entry, STATUS_OF[entry])
+        if code.value not in by_status.setdefault(status, []):
+            by_status[status].append(code.value)
+    return dict(sorted(by_status.items()))
+
+
+def describe_codes(status: int, codes: list[str]) -> str:
+    """The description of one error response: the codes it can carry (docs/errors.md says more)."""
+    if status == 429:
+        return "`rate_limited`: over a rate limit; retry after `Retry-After` seconds"
+    if status == 503:
+        return (
+            "`service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After`"
+        )
+    return "Error codes: " + ", ".join(f"`{c}`" for c in codes)
+
+
+def error_responses(codes: dict[int, list[str]]) -> dict[int, Any]:
+    """drf-spectacular responses for error_codes(): the one error shape, RateLimitedOut for a 429."""
+    return {
+        status: OpenApiResponse(RateLimitedOut if status == 429 else ErrorOut, describe_codes(status, names))
+        for status, names in codes.items()
+    }
+
+
+def error_details(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: each error response lists its codes as `x-error-codes`
+    (from the operation's `x-error-codes`, set by views.documented) and a 429 or 503 its
+    Retry-After header."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            codes = operation.pop("x-error-codes", {})
+            for status, response in operation["responses"].items():
+                if str(status) in codes:
+                    response["x-error-codes"] = codes[str(status)]
+                if str(status) in ("429", "503"):
+                    response.setdefault("headers", {})["Retry-After"] = RETRY_AFTER
     return result

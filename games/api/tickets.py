@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers as F
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,10 +15,10 @@ from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
 from games.api.parsing import EmptyIn, validated
+from games.api.views import documented
+from games.errors import Code
 
 MY_TABLES = 100  # most tables listed by GET me (GET tables?mine=true lists them all)
-# Every answer can be an error in the one error shape (413 and 415: a body too large or not JSON).
-_ERRORS = dict.fromkeys((400, 401, 404, 409, 413, 415, 422, 429), schemas.ErrorOut)
 
 
 class StreamTicketOut(F.Serializer):
@@ -68,11 +67,13 @@ class TableStreamTicketView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @extend_schema(
+    @documented(
+        op="createTableStreamTicket",
+        tag="streams",
+        ok=StreamTicketOut,
         request=EmptyIn,
-        responses={201: StreamTicketOut, **_ERRORS},
-        operation_id="createTableStreamTicket",
-        tags=["streams"],
+        status=201,
+        errors=(Code.not_found,),
     )
     def post(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
@@ -86,11 +87,13 @@ class PlayerStreamTicketView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @extend_schema(
+    @documented(
+        op="createPlayerStreamTicket",
+        tag="streams",
+        ok=StreamTicketOut,
         request=EmptyIn,
-        responses={201: StreamTicketOut, **_ERRORS},
-        operation_id="createPlayerStreamTicket",
-        tags=["streams"],
+        status=201,
+        errors=(Code.player_token_required,),
     )
     def post(self, request: Request) -> Response:
         principal = _principal(request)
@@ -104,7 +107,7 @@ class MeView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @extend_schema(responses={200: MeOut, **_ERRORS}, operation_id="getMe", tags=["players"])
+    @documented(op="getMe", tag="players", ok=MeOut)
     def get(self, request: Request) -> Response:
         principal = _principal(request)
         player, app = principal.player, principal.app

@@ -3,6 +3,7 @@ answers with the viewer's view of the table (never the raw state)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,12 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,7 +38,8 @@ from games.api.parsing import (
     VersionedIn,
     validated,
 )
-from games.errors import ServiceError
+from games.engine.state import PASS_COUNT
+from games.errors import Code, ServiceError
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads, games.services, games.accounts
     from games.models import Player
@@ -60,22 +67,56 @@ class ActionIn(StrictSerializer):
                 raise serializers.ValidationError({other: [f"not part of a {attrs['type']} action"]})
 
 
-# Every operation may answer these, all in the one error shape: 413 (body over the size limit),
-# 415 (a body that is not JSON) and 429 (a rate limit) included.
-_ERRORS = dict.fromkeys((400, 401, 404, 409, 413, 415, 422, 429), schemas.ErrorOut)
+def _variant(kind: str) -> type[StrictSerializer]:
+    """The body of one action type, for the OpenAPI document: ActionIn's `type` fixed to `kind`,
+    its own field (required) and `expected_version`; a pass names exactly PASS_COUNT cards."""
+    own = ActionIn.FIELDS_OF_TYPE[kind]
+    field = ActionIn._declared_fields[own]
+    kwargs: dict[str, Any] = {**copy.deepcopy(field._kwargs), "required": True}
+    if own == "cards":
+        kwargs |= {"min_length": PASS_COUNT, "max_length": PASS_COUNT}
+    fields = {
+        "type": StrictChoiceField(choices=[kind]),
+        own: type(field)(*field._args, **kwargs),
+        "expected_version": ActionIn._declared_fields["expected_version"],
+    }
+    name = f"{kind.capitalize()}Action"
+    return type(name, (StrictSerializer,), {"__doc__": f"A {kind} action.", "__module__": __name__, **fields})
+
+
+# The action body as a union of its three types, told apart by `type`.
+ACTION = PolymorphicProxySerializer(
+    component_name="Action",
+    serializers={kind: _variant(kind) for kind in ActionIn.FIELDS_OF_TYPE},
+    resource_type_field_name="type",
+)
+
+_WRITE = (Code.invalid_version, Code.stale_version)  # If-Match / expected_version
+_IDEMPOTENT = (Code.invalid_idempotency_key, Code.idempotency_key_reused)  # Idempotency-Key
+_SEATS = (*_WRITE, *_IDEMPOTENT, Code.not_found, Code.table_not_open)  # a change to an open table
 
 
 def documented(
     *,
+    op: str,
+    tag: str,
     request: Any = None,
     ok: Any = OpenApiTypes.OBJECT,
     status: int = 200,
     params: Any = (),
-    op: str | None = None,
+    errors: tuple[Code | tuple[Code, int], ...] = (),
+    auth: bool = True,
 ) -> Any:
-    """The OpenAPI description of one operation: its body, its answer and every error status."""
+    """The OpenAPI description of one operation: its id and tag, its body, its answer, and every
+    error it can answer with their codes (games/api/schemas.py: error_codes)."""
+    codes = schemas.error_codes(errors, body=request is not None, auth=auth)
     return extend_schema(
-        request=request, responses={status: ok, **_ERRORS}, parameters=list(params), operation_id=op
+        operation_id=op,
+        tags=[tag],
+        request=request,
+        responses={status: ok, **schemas.error_responses(codes)},
+        parameters=list(params),
+        extensions={"x-error-codes": {str(s): names for s, names in codes.items()}},
     )
 
 
@@ -158,10 +199,15 @@ class GuestsView(APIView):
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
 
+    @extend_schema_serializer(component_name="CreateGuest")
     class GuestIn(StrictSerializer):
+        """A guest player: only a name."""
+
         name = StrictCharField(max_length=64)
 
-    @documented(ok=schemas.PlayerTokenOut, request=GuestIn, status=201)
+    @documented(
+        op="createGuest", tag="players", ok=schemas.PlayerTokenOut, request=GuestIn, status=201, auth=False
+    )
     def post(self, request: Request) -> Response:
         data = validated(self.GuestIn, request.data)
         player, token = accounts.player_create(app=None, name=data["name"])
@@ -173,11 +219,21 @@ class PlayersView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @extend_schema_serializer(component_name="CreatePlayer")
     class PlayerIn(StrictSerializer):
+        """A player of the app, with the app's own id for the user."""
+
         name = StrictCharField(max_length=64)
         external_id = StrictCharField(max_length=128, required=False, default="", allow_blank=True)
 
-    @documented(ok=schemas.PlayerTokenOut, request=PlayerIn, status=201)
+    @documented(
+        op="createPlayer",
+        tag="players",
+        ok=schemas.PlayerTokenOut,
+        request=PlayerIn,
+        status=201,
+        errors=(Code.app_key_required,),
+    )
     def post(self, request: Request) -> Response:
         app = _principal(request).require_app("only an app key can create players")
         data = validated(self.PlayerIn, request.data)
@@ -190,7 +246,14 @@ class PlayerTokensView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.TokenOut, request=EmptyIn, status=201)
+    @documented(
+        op="createPlayerToken",
+        tag="players",
+        ok=schemas.TokenOut,
+        request=EmptyIn,
+        status=201,
+        errors=(Code.not_found,),
+    )
     def post(self, request: Request, player_id: int) -> Response:
         principal = _principal(request)
         validated(EmptyIn, request.data)
@@ -205,7 +268,14 @@ class TokenRevokeView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=None, request=EmptyIn, status=204)
+    @documented(
+        op="revokeToken",
+        tag="players",
+        ok=None,
+        request=EmptyIn,
+        status=204,
+        errors=(Code.not_a_player_token,),
+    )
     def post(self, request: Request) -> Response:
         validated(EmptyIn, request.data)
         secret = accounts.bearer_secret(request.headers.get("Authorization", "")) or ""
@@ -224,23 +294,29 @@ class TablesView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @extend_schema_serializer(component_name="CreateTable")
     class TableIn(StrictSerializer):
-        options = serializers.DictField(
+        """A new table: its options, its turn clocks, and seats to fill with bots at once."""
+
+        # Free-form maps checked by the engine and the services; documented with their limits.
+        options = schemas.OptionsField(
             required=False, default=dict, help_text="Engine options (docs/rules.md)"
         )
-        bots = serializers.DictField(
+        bots = schemas.BotsField(
             child=StrictCharField(max_length=32),
             required=False,
             default=dict,
             help_text='Seats to fill with bots at once, e.g. {"1": "basic", "2": "strong"}',
         )
-        clocks = serializers.DictField(
+        clocks = schemas.ClocksField(
             required=False,
             default=dict,
             help_text="Seconds for a pass, a play and a moon choice (null: no clock), and away_after",
         )
 
     @documented(
+        op="listTables",
+        tag="tables",
         ok=schemas.TablePageOut,
         params=[
             OpenApiParameter("status", str, enum=list(reads.TABLE_STATUSES)),
@@ -248,7 +324,7 @@ class TablesView(APIView):
             OpenApiParameter("mine", bool),
             OpenApiParameter("cursor", str),
         ],
-        op="v1_tables_list",
+        errors=(Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request) -> Response:
         principal = _principal(request)
@@ -276,7 +352,21 @@ class TablesView(APIView):
         ]
         return paginator.get_paginated_response(rows)
 
-    @documented(ok=schemas.TableOut, request=TableIn, status=201, params=[_IDEMPOTENCY])
+    @documented(
+        op="createTable",
+        tag="tables",
+        ok=schemas.TableOut,
+        request=TableIn,
+        status=201,
+        params=[_IDEMPOTENCY],
+        errors=(
+            Code.invalid_option,
+            Code.invalid_clock,
+            Code.invalid_seat,
+            Code.invalid_bot_level,
+            *_IDEMPOTENT,
+        ),
+    )
     def post(self, request: Request) -> HttpResponseBase:
         principal = _principal(request)
         data = validated(self.TableIn, request.data)
@@ -314,7 +404,7 @@ class TableView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.TableOut)
+    @documented(op="getTable", tag="tables", ok=schemas.TableOut, errors=(Code.not_found,))
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         table = services.table_seen(principal, table_id)
@@ -347,10 +437,27 @@ class _PlayerAction(APIView):
 class JoinView(_PlayerAction):
     """POST /tables/{id}/join {position?}: take a seat; the game starts when the table is full."""
 
+    @extend_schema_serializer(component_name="JoinTable")
     class JoinIn(VersionedIn):
+        """Take a seat: the lowest open one, or `position`."""
+
         position = StrictIntegerField(required=False, min_value=0, max_value=9)
 
-    @documented(ok=schemas.TableOut, request=JoinIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(
+        op="joinTable",
+        tag="play",
+        ok=schemas.TableOut,
+        request=JoinIn,
+        params=[_IF_MATCH, _IDEMPOTENCY],
+        errors=(
+            *_SEATS,
+            Code.invalid_seat,
+            Code.already_seated,
+            Code.seat_taken,
+            Code.table_full,
+            Code.player_token_required,
+        ),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -371,7 +478,14 @@ class JoinView(_PlayerAction):
 class LeaveView(_PlayerAction):
     """POST /tables/{id}/leave: give up your seat before the game starts."""
 
-    @documented(ok=schemas.TableOut, request=VersionedIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(
+        op="leaveTable",
+        tag="play",
+        ok=schemas.TableOut,
+        request=VersionedIn,
+        params=[_IF_MATCH, _IDEMPOTENCY],
+        errors=(*_SEATS, (Code.not_seated, 409), Code.player_token_required),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -394,11 +508,21 @@ class BotsView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @extend_schema_serializer(component_name="AddBot")
     class BotIn(VersionedIn):
+        """Seat a bot of `level`: in the lowest open seat, or `position`."""
+
         level = StrictChoiceField(choices=list(LEVELS), required=False, default="basic")
         position = StrictIntegerField(required=False, min_value=0, max_value=9)
 
-    @documented(ok=schemas.TableOut, request=BotIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(
+        op="addBot",
+        tag="play",
+        ok=schemas.TableOut,
+        request=BotIn,
+        params=[_IF_MATCH, _IDEMPOTENCY],
+        errors=(*_SEATS, Code.invalid_seat, Code.seat_taken, Code.table_full),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         data = validated(self.BotIn, request.data)
@@ -421,10 +545,20 @@ class StartView(APIView):
 
     permission_classes = [IsPrincipal]
 
+    @extend_schema_serializer(component_name="StartTable")
     class StartIn(VersionedIn):
+        """Start now, with bots of level `fill_with` in the open seats."""
+
         fill_with = StrictChoiceField(choices=list(LEVELS), required=False, default="basic")
 
-    @documented(ok=schemas.TableOut, request=StartIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(
+        op="startTable",
+        tag="play",
+        ok=schemas.TableOut,
+        request=StartIn,
+        params=[_IF_MATCH, _IDEMPOTENCY],
+        errors=(*_SEATS, Code.not_seated),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         data = validated(self.StartIn, request.data)
@@ -446,7 +580,14 @@ class AbandonView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.TableOut, request=VersionedIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(
+        op="abandonTable",
+        tag="tables",
+        ok=schemas.TableOut,
+        request=VersionedIn,
+        params=[_IF_MATCH, _IDEMPOTENCY],
+        errors=(*_WRITE, *_IDEMPOTENT, Code.not_found, Code.table_closed, Code.app_key_required),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         principal.require_app("only the table's app can abandon it")
@@ -466,7 +607,14 @@ class BackView(_PlayerAction):
     """POST /tables/{id}/back: "I'm back". A seat marked away after timeouts is yours again (any
     action of yours does the same); nothing changes when it was not away."""
 
-    @documented(ok=schemas.TableOut, request=EmptyIn, params=[_IDEMPOTENCY])
+    @documented(
+        op="reclaimSeat",
+        tag="play",
+        ok=schemas.TableOut,
+        request=EmptyIn,
+        params=[_IDEMPOTENCY],
+        errors=(*_IDEMPOTENT, Code.not_found, Code.not_seated, Code.player_token_required),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -487,7 +635,35 @@ class ActionsView(_PlayerAction):
 
     in_turn_exempt = True  # a player's own-turn action is never rate limited
 
-    @documented(ok=schemas.TableOut, request=ActionIn, params=[_IF_MATCH, _IDEMPOTENCY])
+    @documented(
+        op="submitAction",
+        tag="play",
+        ok=schemas.TableOut,
+        request=ACTION,
+        params=[_IF_MATCH, _IDEMPOTENCY],
+        errors=(
+            *_WRITE,
+            *_IDEMPOTENT,
+            Code.not_found,
+            Code.invalid_action,
+            Code.invalid_card,
+            Code.invalid_seat,
+            Code.wrong_phase,
+            Code.not_your_turn,
+            Code.card_not_in_hand,
+            Code.must_lead_lowest_club,
+            Code.must_follow_suit,
+            Code.no_points_on_first_trick,
+            Code.hearts_not_broken,
+            Code.bad_pass,
+            Code.moon_choice_invalid,
+            Code.game_over,
+            Code.not_started,
+            Code.table_closed,
+            Code.not_seated,
+            Code.player_token_required,
+        ),
+    )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
         player = self.player(request)
@@ -513,7 +689,7 @@ class ScoresheetView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.ScoresheetOut)
+    @documented(op="getScoresheet", tag="history", ok=schemas.ScoresheetOut, errors=(Code.not_found,))
     def get(self, request: Request, table_id: int) -> Response:
         return Response(reads.scoresheet(services.table_seen(_principal(request), table_id)))
 
@@ -524,7 +700,13 @@ class MovesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.MovesOut, params=[_AFTER])
+    @documented(
+        op="listMoves",
+        tag="history",
+        ok=schemas.MovesOut,
+        params=[_AFTER],
+        errors=(Code.not_found, Code.invalid_after),
+    )
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
@@ -538,7 +720,13 @@ class EventsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.EventsOut, params=[_AFTER])
+    @documented(
+        op="listTableEvents",
+        tag="history",
+        ok=schemas.EventsOut,
+        params=[_AFTER],
+        errors=(Code.not_found, Code.invalid_after),
+    )
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         after = _after(request)
@@ -551,7 +739,7 @@ class HandsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.HandsOut, op="v1_tables_hands_list")
+    @documented(op="listHands", tag="history", ok=schemas.HandsOut, errors=(Code.not_found,))
     def get(self, request: Request, table_id: int) -> Response:
         return Response({"hands": reads.hands(services.table_seen(_principal(request), table_id))})
 
@@ -563,7 +751,7 @@ class HandView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=schemas.HandReplayOut)
+    @documented(op="getHand", tag="history", ok=schemas.HandReplayOut, errors=(Code.not_found,))
     def get(self, request: Request, table_id: int, number: int) -> Response:
         principal = _principal(request)
         return Response(reads.hand_replay(services.table_seen(principal, table_id), principal, number))

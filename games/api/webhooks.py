@@ -11,7 +11,7 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,6 +23,7 @@ from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
 from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
 from games.api.views import documented
+from games.errors import Code
 
 if TYPE_CHECKING:  # types only: the queries are in games.webhooks
     from games.models import App, WebhookDelivery, WebhookEndpoint
@@ -32,7 +33,10 @@ F = serializers
 # -- schemas --------------------------------------------------------------------------------
 
 
+@extend_schema_serializer(component_name="CreateWebhook")
 class WebhookIn(StrictSerializer):
+    """A new webhook endpoint."""
+
     url = StrictCharField(
         help_text="Where deliveries are POSTed: an absolute http(s) URL of at most 2000 characters"
     )
@@ -55,7 +59,10 @@ class StrictBooleanField(F.BooleanField):
         return data
 
 
+@extend_schema_serializer(component_name="UpdateWebhook")
 class WebhookPatchIn(StrictSerializer):
+    """The fields of an endpoint to change; the others stay."""
+
     url = StrictCharField(required=False)
     event_types = F.ListField(child=StrictCharField(max_length=64), max_length=100, required=False)
     description = StrictCharField(max_length=200, required=False, allow_blank=True)
@@ -157,6 +164,9 @@ def delivery_body(d: WebhookDelivery, *, detail: bool = False) -> dict[str, Any]
 
 # -- views ----------------------------------------------------------------------------------
 
+_APP = (Code.app_key_required,)  # every webhook operation needs the app's key
+_ONE = (*_APP, Code.not_found)  # and one of its endpoints (or deliveries)
+
 
 def _app(request: Request) -> App:
     """The calling app; a player token is refused with `app_key_required`."""
@@ -171,12 +181,19 @@ class WebhooksView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=WebhookListOut, op="v1_webhooks_list")
+    @documented(op="listWebhooks", tag="webhooks", ok=WebhookListOut, errors=_APP)
     def get(self, request: Request) -> Response:
         endpoints = webhooks.endpoints_of(_app(request))
         return Response({"results": [webhook_body(e) for e in endpoints]})
 
-    @documented(ok=WebhookSecretOut, request=WebhookIn, status=201)
+    @documented(
+        op="createWebhook",
+        tag="webhooks",
+        ok=WebhookSecretOut,
+        request=WebhookIn,
+        status=201,
+        errors=(*_APP, Code.invalid_url, Code.invalid_event_type, Code.too_many_webhooks),
+    )
     def post(self, request: Request) -> Response:
         app = _app(request)
         data = validated(WebhookIn, request.data)
@@ -190,17 +207,23 @@ class WebhookView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=WebhookOut)
+    @documented(op="getWebhook", tag="webhooks", ok=WebhookOut, errors=_ONE)
     def get(self, request: Request, webhook_id: int) -> Response:
         return Response(webhook_body(webhooks.endpoint_of(_app(request), webhook_id)))
 
-    @documented(ok=WebhookOut, request=WebhookPatchIn)
+    @documented(
+        op="updateWebhook",
+        tag="webhooks",
+        ok=WebhookOut,
+        request=WebhookPatchIn,
+        errors=(*_ONE, Code.invalid_url, Code.invalid_event_type),
+    )
     def patch(self, request: Request, webhook_id: int) -> Response:
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
         data = validated(WebhookPatchIn, request.data)
         return Response(webhook_body(webhooks.endpoint_update(endpoint, data)))
 
-    @documented(ok=None, status=204)
+    @documented(op="deleteWebhook", tag="webhooks", ok=None, status=204, errors=_ONE)
     def delete(self, request: Request, webhook_id: int) -> Response:
         webhooks.endpoint_delete(webhooks.endpoint_of(_app(request), webhook_id))
         return Response(status=204)
@@ -211,7 +234,7 @@ class WebhookSecretView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=WebhookSecretOut, request=EmptyIn)
+    @documented(op="rotateWebhookSecret", tag="webhooks", ok=WebhookSecretOut, request=EmptyIn, errors=_ONE)
     def post(self, request: Request, webhook_id: int) -> Response:
         validated(EmptyIn, request.data)
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
@@ -231,12 +254,14 @@ class DeliveriesView(APIView):
     permission_classes = [IsPrincipal]
 
     @documented(
+        op="listDeliveries",
+        tag="webhooks",
         ok=DeliveryPageOut,
         params=[
             OpenApiParameter("status", str, enum=list(webhooks.DELIVERY_STATUSES)),
             OpenApiParameter("cursor", str),
         ],
-        op="v1_webhooks_deliveries_list",
+        errors=(*_ONE, Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request, webhook_id: int) -> Response:
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
@@ -252,7 +277,7 @@ class DeliveryView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=DeliveryDetailOut)
+    @documented(op="getDelivery", tag="webhooks", ok=DeliveryDetailOut, errors=_ONE)
     def get(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
         return Response(
             delivery_body(webhooks.delivery_of(_app(request), webhook_id, delivery_id), detail=True)
@@ -265,7 +290,14 @@ class RedeliverView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(ok=DeliveryOut, request=EmptyIn, status=202)
+    @documented(
+        op="redeliver",
+        tag="webhooks",
+        ok=DeliveryOut,
+        request=EmptyIn,
+        status=202,
+        errors=(*_ONE, Code.webhook_disabled),
+    )
     def post(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
         validated(EmptyIn, request.data)
         delivery = webhooks.redeliver(webhooks.delivery_of(_app(request), webhook_id, delivery_id))
