@@ -17,6 +17,9 @@ from games.engine import OPTION_SPECS
 from games.errors import ServiceError
 from games.graphql.enums import ViewerKind
 from games.graphql.events import EVENT_TYPES
+from games.graphql.exports import GameExport
+from games.graphql.exports import document as export_document
+from games.graphql.exports import transcript as export_transcript
 from games.graphql.types import Error, Table, TableRef
 from games.services import Idempotency, Outcome
 
@@ -60,6 +63,16 @@ class Viewer(graphene.ObjectType):
     player = graphene.Field(PlayerInfo)
 
 
+def _seen(info: Any, table_id: int) -> Any:
+    """The table as REST reads it, or None when the caller may not see it."""
+    try:
+        return services.table_seen(_principal(info), table_id)
+    except ServiceError as exc:
+        if exc.code == "not_found":
+            return None
+        raise
+
+
 class TableConnection(graphene.relay.Connection):
     class Meta:
         node = Table
@@ -92,6 +105,15 @@ class Query(graphene.ObjectType):
         description="Your app's tables, newest first (filters as REST)",
     )
     table = graphene.Field(Table, id=graphene.Int(required=True), description="Null when not yours to see")
+    table_export = graphene.Field(
+        GameExport,
+        id=graphene.Int(required=True),
+        description="A finished game as one document (not_finished before its end); null when not yours",
+    )
+    table_transcript = graphene.String(
+        id=graphene.Int(required=True),
+        description="A finished game as plain text (error not_finished before the end); null when not yours",
+    )
 
     def resolve_me(root: Any, info: Any) -> Viewer:
         p = _principal(info)
@@ -130,15 +152,18 @@ class Query(graphene.ObjectType):
             ),
         )
 
+    def resolve_table_export(root: Any, info: Any, id: int) -> dict[str, Any] | None:
+        table = _seen(info, id)
+        return None if table is None else export_document(table)
+
+    def resolve_table_transcript(root: Any, info: Any, id: int) -> str | None:
+        table = _seen(info, id)
+        return None if table is None else export_transcript(table)
+
     def resolve_table(root: Any, info: Any, id: int) -> TableRef | None:
         """The table as REST reads it (an overdue clock is enforced first); null when not yours."""
-        p = _principal(info)
-        try:
-            return TableRef(p, services.table_seen(p, id))
-        except ServiceError as exc:
-            if exc.code == "not_found":
-                return None
-            raise
+        table = _seen(info, id)
+        return None if table is None else TableRef(_principal(info), table)
 
 
 # -- mutations --------------------------------------------------------------------------

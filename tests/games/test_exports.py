@@ -120,3 +120,45 @@ def test_a_game_still_being_played_cannot_be_exported() -> None:
         exports.game_document(table)
     assert refused.value.code == "not_finished"
 
+
+EXPORT_QUERY = """query($id: Int!) { tableExport(id: $id) {
+  format table gameSeed startedAt finishedAt totals winners
+  options { players variant targetScore } clocks { pass play moon awayAfter }
+  seats { seat name player bot }
+  hands { hand seed dealCommitment publishedCommitment dealer passDirection dealt widow
+          passes { to cards } tricks { leader cards winner } takenPoints moon { seat choice } points totals }
+  moves { seq hand kind seat at action { type cards card choice } }
+} }"""
+
+
+def test_graphql_export_is_the_rest_document_typed_and_the_transcript_the_same_text() -> None:
+    from games import accounts
+    from tests.games.test_graphql import gql
+
+    table = _finished_table(4, "classic", seed=3)
+    player, token = accounts.player_create(app=None, name="reader")
+    document = json.loads(json.dumps(exports.game_document(table)))
+
+    data = gql(EXPORT_QUERY, token, id=table.pk)
+    assert "errors" not in data, data
+    got = data["data"]["tableExport"]
+    assert got["gameSeed"] == document["game_seed"] and got["totals"] == document["totals"]
+    assert got["winners"] == document["winners"]
+    assert got["options"]["targetScore"] == 50 and got["clocks"]["awayAfter"] == document["clocks"]["away_after"]
+    assert [h["dealt"] for h in got["hands"]] == [h["dealt"] for h in document["hands"]]
+    assert [h["tricks"] for h in got["hands"]] == [h["tricks"] for h in document["hands"]]
+    assert [h["publishedCommitment"] for h in got["hands"]] == [h["deal_commitment"] for h in document["hands"]]
+    assert [(m["seq"], m["kind"], m["seat"]) for m in got["moves"]] == [
+        (m["seq"], m["kind"], m["seat"]) for m in document["moves"]
+    ]
+    plays = [m["action"]["card"] for m in got["moves"] if m["kind"] == "play"]
+    assert plays == [m["action"]["card"] for m in document["moves"] if m["kind"] == "play"]
+
+    text = gql("query($id: Int!) { tableTranscript(id: $id) }", token, id=table.pk)["data"]["tableTranscript"]
+    assert text == exports.transcript(document)
+    assert gql("query { tableExport(id: 999999) { table } }", token)["data"]["tableExport"] is None
+
+    running = table_create(options={"players": 4}).table
+    refused = gql("query($id: Int!) { tableExport(id: $id) { table } }", token, id=running.pk)
+    assert refused["data"]["tableExport"] is None
+    assert refused["errors"][0]["extensions"]["code"] == "not_finished"
