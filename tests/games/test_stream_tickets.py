@@ -1,10 +1,12 @@
 """Stream tickets on a real ASGI server: a browser-style client (no Authorization header) opens its
-streams with a ticket through the standard SSE clients (httpx-sse, sseclient-py), every message
-carrying JSON data from the first one; tickets are scoped, expire and die with their token."""
+streams with a ticket through the standard SSE clients (httpx-sse, sseclient-py) and Chromium's
+EventSource, every message carrying JSON data from the first one; tickets are scoped, expire and
+die with their token."""
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -19,7 +21,9 @@ from httpx_sse import connect_sse
 
 from games import accounts
 from games.accounts import app_create
+from tests.conftest import skip_or_fail
 from tests.games.test_streams import CARD, Visibility, _guest, _table
+from tests.games.test_web_client import CHROMIUM
 
 pytestmark = [
     pytest.mark.needs_postgres,
@@ -158,3 +162,43 @@ def test_tickets_open_only_their_own_stream_while_they_last(web: Callable[..., s
     assert httpx.post(f"{base}/api/v1/tokens/revoke", json={}, headers=auth).status_code == 204
     _refused(httpx.get(stream_a, params={"ticket": ticket}), 401, "ticket_invalid")
     _refused(httpx.get(f"{base}/api/v1/me/stream", params={"ticket": player_ticket}), 401, "ticket_invalid")
+
+
+def test_chromiums_eventsource_follows_a_table_with_a_ticket(web: Callable[..., str]) -> None:
+    """A real browser: EventSource cannot send headers, so the page fetches a ticket with the
+    token and opens the ticket's URL; every message it gets parses as JSON, the first included."""
+    if not os.access(CHROMIUM, os.X_OK):
+        skip_or_fail(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    base = web()
+    auth = _guest(base, "chromium")
+    table_id = _table(base, auth, target=100)
+    script = """async ([tableId, token]) => {
+        const r = await fetch(`/api/v1/tables/${tableId}/stream-tickets`,
+            {method: "POST", headers: {Authorization: `Bearer ${token}`, "Content-Type": "application/json"},
+             body: "{}"});
+        const {url} = await r.json();
+        return await new Promise((resolve, reject) => {
+            const got = [];
+            const source = new EventSource(url);
+            const keep = (e) => {
+                got.push({event: e.type, data: JSON.parse(e.data), id: e.lastEventId});
+                if (e.type === "your_turn") { source.close(); resolve(got); }
+            };
+            for (const type of ["state", "your_turn", "message"]) source.addEventListener(type, keep);
+            source.onerror = () => { source.close(); reject(new Error("stream failed")); };
+        });
+    }"""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}/healthz")  # any page of the API's origin
+            token = auth["Authorization"].removeprefix("Bearer ")
+            got = page.evaluate(script, [table_id, token])
+        finally:
+            browser.close()
+    assert [m["event"] for m in got] == ["state", "your_turn"]
+    assert got[0]["data"]["state"]["your_seat"] == 0 and got[0]["id"] == got[0]["data"]["id"]
+    assert got[1]["data"]["legal_actions"]["type"] == "pass"
