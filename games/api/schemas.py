@@ -47,6 +47,7 @@ class ErrorOut(F.Serializer):
     )
     field = F.CharField(required=False, help_text="invalid_input: the field at fault")
     turn = F.IntegerField(required=False, help_text="not_your_turn: the seat to act")
+    phase = F.CharField(required=False, help_text="wrong_phase, game_over: the phase the hand is in")
     card = F.CharField(required=False, help_text="card_not_in_hand, bad_pass: the card")
     required = F.CharField(required=False, help_text="must_lead_lowest_club: the card to lead")
     suit = F.CharField(required=False, help_text="must_follow_suit: the suit led")
@@ -58,7 +59,10 @@ class ErrorOut(F.Serializer):
     event_types = F.ListField(
         child=F.CharField(), required=False, help_text="invalid_event_type: the unknown types sent"
     )
-    limit = F.IntegerField(required=False, help_text="request_too_large: the largest body in bytes")
+    limit = F.IntegerField(
+        required=False,
+        help_text="request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints",
+    )
 
     def get_fields(self) -> dict[str, F.Field]:
         fields = super().get_fields()

@@ -4,6 +4,7 @@ server's own."""
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
@@ -178,6 +179,24 @@ def test_error_codes_are_the_one_vocabulary_and_statuses_follow_the_docs() -> No
             for code in response.get("x-error-codes", []):
                 expected = 409 if (code, path) == ("not_seated", "/api/v1/tables/{table_id}/leave") else None
                 assert int(status) == (expected or documented[code]), (method, path, code, status)
+
+
+def test_every_structured_field_of_an_error_is_declared() -> None:
+    """Each keyword a refusal is raised with in the source (`version=`, `option=`, `reason=`...) is
+    a declared property of ErrorOut, so a generated client can read it without guessing."""
+    raisers = {"ServiceError", "EngineError", "IllegalAction", "InvalidOption", "InvalidCard", "error", "bad"}
+    raised: dict[str, str] = {}
+    for path in (ROOT / "games").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in raisers and node.args[0].value in set(Code):
+                raised |= {k.arg: f"{path.name}: {node.args[0].value}" for k in node.keywords if k.arg}
+    raised.pop("kind")
+    declared = document()["components"]["schemas"]["ErrorOut"]["properties"]
+    assert {"version", "option", "reason", "clock", "turn", "phase"} <= set(raised)
+    assert {k: v for k, v in raised.items() if k not in declared} == {}
 
 
 def test_every_operation_is_named_tagged_and_declares_its_errors() -> None:
