@@ -178,6 +178,7 @@ def test_compiled_bot_plays_a_whole_game(
     assert proc.returncode == 0, output
     result = json.loads(output.strip().splitlines()[-1])
     assert result["status"] == "finished" and len(result["totals"]) == 4
+    assert result["me"] == "guest" and result["ticket"] == 200  # a ticket opens the stream, no header
     assert result["reconnects"] >= 1
     assert result["seen"]["state"] == 1 and result["seen"]["table_finished"] == 1
     assert result["seen"]["your_turn"] >= 13

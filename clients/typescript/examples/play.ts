@@ -4,8 +4,9 @@
  *     node dist/examples/play.js http://localhost:8000
  *
  * A guest creates a table with three random bots and no clocks, and a `Bot` plays seat 0 to the end:
- * pass the three highest cards, play the lowest legal one. Prints one JSON line: the table, its
- * status and totals, the events seen by type, and how often the stream was resumed.
+ * pass the three highest cards, play the lowest legal one. Prints one JSON line: who the token is,
+ * the status of a stream opened with a ticket, the table, its status and totals, the events seen by
+ * type, and how often the stream was resumed.
  */
 
 import { Bot, HeartsClient, type Game, type LegalActions, type StreamEvent } from "../src/index.js";
@@ -43,8 +44,15 @@ const created = await client.createTable({
 const bot = new Lowest();
 const stream = client.stream(created.id);
 const table = await bot.run(client, created.id, 0, stream);
+// Who am I, and a ticket that opens the table's stream without the Authorization header.
+const me = await client.me();
+const ticket = await client.streamTicket(table.id);
+const anonymous = await fetch(ticket.url);
+await anonymous.body?.cancel();
 console.log(
   JSON.stringify({
+    me: me.kind,
+    ticket: anonymous.status,
     table: table.id,
     status: table.status,
     totals: table.game?.scores ?? null,

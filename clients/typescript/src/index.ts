@@ -14,8 +14,16 @@ export type Game = Schemas["GameOut"];
 export type LegalActions = Schemas["LegalOut"];
 export type Scoresheet = Schemas["ScoresheetOut"];
 export type TablePage = Schemas["TablePageOut"];
+export type Me = Schemas["MeOut"];
+export type StreamTicket = Schemas["StreamTicketOut"];
 export type PlayerToken = Schemas["PlayerTokenOut"];
-export type ErrorBody = Schemas["ErrorOut"] & Record<string, unknown>;
+/** The API's error codes (docs/errors.md). */
+export type ErrorCode = Schemas["ErrorCode"];
+/** An error body: one of the API's codes, or the client's own: `transport_error` (no answer) and
+ * `http_<status>` (an answer that is not the API's, such as a proxy's error page). */
+export type ErrorBody = Omit<Schemas["ErrorOut"], "code"> & {
+  code: ErrorCode | "transport_error" | `http_${number}`;
+} & Record<string, unknown>;
 /** Any event of a stream; narrow it on `type`. */
 export type StreamEvent = Schemas["StreamEvent"];
 export type YourTurn = Schemas["Event_your_turn"];
@@ -31,7 +39,7 @@ export const VERSION = "1.0.0";
 /** A refusal of the API, or no answer at all (`transport_error`): branch on `code`. */
 export class HeartsError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorBody["code"],
     readonly detail: string,
     readonly status: number | null,
     readonly body: ErrorBody,
@@ -242,6 +250,21 @@ export class HeartsClient {
   /** The table, or undefined while it is still at `version` (a 304 to If-None-Match with its ETag). */
   getTableIfChanged(tableId: number, version: number): Promise<Table | undefined> {
     return this.call("GET", `tables/${tableId}`, { etag: `W/"${version}"` });
+  }
+
+  /** Who the credentials belong to, and the player's unfinished tables. */
+  me(): Promise<Me> {
+    return this.call("GET", "me");
+  }
+
+  /**
+   * A 60-second ticket opening the table's stream (or, without `tableId`, the player's) for a client
+   * that cannot send Authorization, such as a browser's EventSource: give it `url`. (This client's
+   * own streams send the header.)
+   */
+  streamTicket(tableId?: number): Promise<StreamTicket> {
+    const path = tableId === undefined ? "me/stream-tickets" : `tables/${tableId}/stream-tickets`;
+    return this.call("POST", path, { body: {}, write: true });
   }
 
   join(tableId: number, position?: number, version?: number): Promise<Table> {

@@ -14,7 +14,47 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /guests: a self-service guest player and its bearer token (no credentials needed). */
-        post: operations["v1_guests_create"];
+        post: operations["createGuest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /me: who the credentials belong to (a guest, an app's player, or an app) and the
+         *     player's unfinished tables; no secret.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/stream-tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /me/stream-tickets (player token): a ticket that opens the player's own stream,
+         *     `GET me/stream?ticket=...`, for 60 s.
+         */
+        post: operations["createPlayerStreamTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -31,7 +71,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /players (app key): a player for one of the app's users, with a bearer token. */
-        post: operations["v1_players_create"];
+        post: operations["createPlayer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -48,7 +88,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /players/{id}/tokens (app key): a new bearer token for one of the app's players. */
-        post: operations["v1_players_tokens_create"];
+        post: operations["createPlayerToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -63,10 +103,10 @@ export interface paths {
             cookie?: never;
         };
         /** @description GET /tables (filters: status, open_seats, mine) and POST /tables (create). */
-        get: operations["v1_tables_list"];
+        get: operations["listTables"];
         put?: never;
         /** @description GET /tables (filters: status, open_seats, mine) and POST /tables (create). */
-        post: operations["v1_tables_create"];
+        post: operations["createTable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -81,7 +121,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description GET /tables/{id}: the table as the caller may see it. */
-        get: operations["v1_tables_retrieve"];
+        get: operations["getTable"];
         put?: never;
         post?: never;
         delete?: never;
@@ -100,7 +140,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /tables/{id}/abandon (app key): close an unfinished table for good. */
-        post: operations["v1_tables_abandon_create"];
+        post: operations["abandonTable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -122,7 +162,7 @@ export interface paths {
          *     version you saw) and Idempotency-Key (a retry with the same key never acts twice and gets
          *     the first answer back).
          */
-        post: operations["v1_tables_actions_create"];
+        post: operations["submitAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -142,7 +182,7 @@ export interface paths {
          * @description POST /tables/{id}/back: "I'm back". A seat marked away after timeouts is yours again (any
          *     action of yours does the same); nothing changes when it was not away.
          */
-        post: operations["v1_tables_back_create"];
+        post: operations["reclaimSeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -162,7 +202,7 @@ export interface paths {
          * @description POST /tables/{id}/bots {level?, position?}: seat a bot (an app key or any player of the
          *     table's app may).
          */
-        post: operations["v1_tables_bots_create"];
+        post: operations["addBot"];
         delete?: never;
         options?: never;
         head?: never;
@@ -181,7 +221,7 @@ export interface paths {
          *     (their own dealt, passed and received cards; everything public). Poll with after = the
          *     `version` of the previous answer; nothing is missed or repeated.
          */
-        get: operations["v1_tables_events_retrieve"];
+        get: operations["listTableEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -201,7 +241,7 @@ export interface paths {
          * @description GET /tables/{id}/hands: every hand dealt so far, with its deal commitment; the seed of each
          *     finished hand (SHA-256 of the seed is the commitment).
          */
-        get: operations["v1_tables_hands_list"];
+        get: operations["listHands"];
         put?: never;
         post?: never;
         delete?: never;
@@ -222,7 +262,7 @@ export interface paths {
          *     passes, every trick, points, seed) and all its moves; before: its moves as the caller may
          *     see them.
          */
-        get: operations["v1_tables_hands_retrieve"];
+        get: operations["getHand"];
         put?: never;
         post?: never;
         delete?: never;
@@ -241,7 +281,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /tables/{id}/join {position?}: take a seat; the game starts when the table is full. */
-        post: operations["v1_tables_join_create"];
+        post: operations["joinTable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -258,7 +298,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /tables/{id}/leave: give up your seat before the game starts. */
-        post: operations["v1_tables_leave_create"];
+        post: operations["leaveTable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -276,7 +316,7 @@ export interface paths {
          * @description GET /tables/{id}/moves?after=N: the move log after sequence N (500 at most per page);
          *     another seat's pass shows no cards until its hand is over.
          */
-        get: operations["v1_tables_moves_retrieve"];
+        get: operations["listMoves"];
         put?: never;
         post?: never;
         delete?: never;
@@ -293,7 +333,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description GET /tables/{id}/scoresheet: one row per finished hand with points and running totals. */
-        get: operations["v1_tables_scoresheet_retrieve"];
+        get: operations["getScoresheet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -315,7 +355,29 @@ export interface paths {
          * @description POST /tables/{id}/start {fill_with?}: start now, with bots of level `fill_with` in every
          *     open seat (a seated player or the app may start). A full table starts by itself.
          */
-        post: operations["v1_tables_start_create"];
+        post: operations["startTable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tables/{table_id}/stream-tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /tables/{id}/stream-tickets: a ticket that opens this table's event stream as the
+         *     caller (their seat's view, or a spectator's) for a client that cannot send an Authorization
+         *     header, such as a browser's EventSource: `GET tables/{id}/stream?ticket=...`. It lasts 60 s
+         *     and opens only this table's stream.
+         */
+        post: operations["createTableStreamTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -332,7 +394,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /tokens/revoke: revoke the bearer token this request was made with. */
-        post: operations["v1_tokens_revoke_create"];
+        post: operations["revokeToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -350,13 +412,13 @@ export interface paths {
          * @description GET /webhooks: the app's endpoints. POST /webhooks {url, event_types, description}: a new
          *     endpoint, answered with its signing secret (shown this once).
          */
-        get: operations["v1_webhooks_list"];
+        get: operations["listWebhooks"];
         put?: never;
         /**
          * @description GET /webhooks: the app's endpoints. POST /webhooks {url, event_types, description}: a new
          *     endpoint, answered with its signing secret (shown this once).
          */
-        post: operations["v1_webhooks_create"];
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -374,21 +436,21 @@ export interface paths {
          * @description GET /webhooks/{id}; PATCH it (url, event_types, description, active); DELETE it (and its
          *     deliveries).
          */
-        get: operations["v1_webhooks_retrieve"];
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
          * @description GET /webhooks/{id}; PATCH it (url, event_types, description, active); DELETE it (and its
          *     deliveries).
          */
-        delete: operations["v1_webhooks_destroy"];
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
          * @description GET /webhooks/{id}; PATCH it (url, event_types, description, active); DELETE it (and its
          *     deliveries).
          */
-        patch: operations["v1_webhooks_partial_update"];
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/api/v1/webhooks/{webhook_id}/deliveries": {
@@ -402,7 +464,7 @@ export interface paths {
          * @description GET /webhooks/{id}/deliveries?status=: the endpoint's deliveries, newest first, in cursor
          *     pages of 20.
          */
-        get: operations["v1_webhooks_deliveries_list"];
+        get: operations["listDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -419,7 +481,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description GET /webhooks/{id}/deliveries/{delivery_id}: one delivery with its body and its attempts. */
-        get: operations["v1_webhooks_deliveries_retrieve"];
+        get: operations["getDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -441,7 +503,7 @@ export interface paths {
          * @description POST /webhooks/{id}/deliveries/{delivery_id}/redeliver: send it again (202), whatever its
          *     status, with a fresh set of attempts.
          */
-        post: operations["v1_webhooks_deliveries_redeliver_create"];
+        post: operations["redeliver"];
         delete?: never;
         options?: never;
         head?: never;
@@ -458,7 +520,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description POST /webhooks/{id}/secret: a new signing secret, shown this once; the old one stops at once. */
-        post: operations["v1_webhooks_secret_create"];
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -472,8 +534,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The table's events as you may see them, live */
-        get: operations["v1_tables_stream"];
+        /**
+         * The table's events as you may see them, live
+         * @description Each event is a `StreamEvent` (see components/schemas), told apart by `type`.
+         */
+        get: operations["streamTableEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -489,8 +554,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your events at every table you sit at, and your turns */
-        get: operations["v1_me_stream"];
+        /**
+         * Your events at every table you sit at, and your turns
+         * @description Each event is a `StreamEvent` (see components/schemas), told apart by `type`.
+         */
+        get: operations["streamMyEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -503,22 +571,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description A seat's action: a pass, a play or a moon choice (card notation as in docs/rules.md). */
-        ActionInRequest: {
-            /** @description pass, play or moon (another: 400 invalid_action) */
-            type: string;
-            /** @description play: one card, like QS or 10H */
-            card?: string;
-            /** @description pass: three cards */
-            cards?: string[];
-            /**
-             * @description moon choice
-             *
-             *     * `subtract` - subtract
-             *     * `add` - add
-             */
-            choice?: components["schemas"]["ChoiceEnum"];
+        ActionRequest: components["schemas"]["PlayActionRequest"] | components["schemas"]["PassActionRequest"] | components["schemas"]["MoonActionRequest"];
+        /** @description Seat a bot of `level`: in the lowest open seat, or `position`. */
+        AddBotRequest: {
+            /** @description The version you saw */
             expected_version?: number;
+            /** @description Default: `"basic"`. */
+            level?: components["schemas"]["BotLevelEnum"];
+            position?: number;
+        };
+        AppOut: {
+            id: number;
+            name: string;
         };
         AttemptOut: {
             attempt: number;
@@ -536,14 +600,6 @@ export interface components {
              */
             retry_in?: number;
         };
-        /** @description An operation whose only input is the version the client saw (also the If-Match header). */
-        BotInRequest: {
-            /** @description The version you saw */
-            expected_version?: number;
-            /** @default basic */
-            level: components["schemas"]["BotLevelEnum"];
-            position?: number;
-        };
         /**
          * @description * `random` - random
          *     * `basic` - basic
@@ -556,12 +612,6 @@ export interface components {
             seat: number;
             card: string;
         };
-        /**
-         * @description * `subtract` - subtract
-         *     * `add` - add
-         * @enum {string}
-         */
-        ChoiceEnum: "subtract" | "add";
         ClocksOut: {
             play: number | null;
             moon: number | null;
@@ -569,6 +619,54 @@ export interface components {
             away_after: number;
             /** @description Seconds to pass (null: no clock) */
             pass: number | null;
+        };
+        /** @description Turn clocks, each optional (its default otherwise); out of range or another key is 400 invalid_clock. */
+        ClocksRequest: {
+            /** @description Seconds for a pass (null: no clock) Default: `60`. */
+            pass?: number | null;
+            /** @description Seconds for a play (null: no clock) Default: `30`. */
+            play?: number | null;
+            /** @description Seconds for a moon (null: no clock) Default: `30`. */
+            moon?: number | null;
+            /** @description Timeouts in a row before a seat is marked away Default: `2`. */
+            away_after?: number;
+        };
+        /** @description A guest player: only a name. */
+        CreateGuestRequest: {
+            name: string;
+        };
+        /** @description A player of the app, with the app's own id for the user. */
+        CreatePlayerRequest: {
+            name: string;
+            /** @description Default: `""`. */
+            external_id?: string;
+        };
+        /** @description A new table: its options, its turn clocks, and seats to fill with bots at once. */
+        CreateTableRequest: {
+            /** @description Engine options (docs/rules.md) */
+            options?: components["schemas"]["TableOptionsRequest"];
+            /**
+             * @description Seats to fill with bots at once, e.g. {"1": "basic", "2": "strong"}
+             * @example {
+             *       "1": "basic",
+             *       "2": "strong",
+             *       "3": "expert"
+             *     }
+             */
+            bots?: {
+                [key: string]: components["schemas"]["BotLevelEnum"];
+            };
+            /** @description Seconds for a pass, a play and a moon choice (null: no clock), and away_after */
+            clocks?: components["schemas"]["ClocksRequest"];
+        };
+        /** @description A new webhook endpoint. */
+        CreateWebhookRequest: {
+            /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2000 characters */
+            url: string;
+            /** @description Public event types to receive (see docs/webhooks.md), or ["*"] for all of them Default: `["*"]`. */
+            event_types?: string[];
+            /** @description Default: `""`. */
+            description?: string;
         };
         DeliveryDetailOut: {
             /**
@@ -634,25 +732,193 @@ export interface components {
             results: components["schemas"]["DeliveryOut"][];
         };
         /**
-         * @description Every error body: a stable code, a human detail, and any structured fields of the error
-         *     (for example `version` with stale_version, `option` with invalid_option, `fields` with
-         *     invalid_input).
+         * @description * `wrong_phase` - wrong_phase
+         *     * `not_your_turn` - not_your_turn
+         *     * `card_not_in_hand` - card_not_in_hand
+         *     * `must_lead_lowest_club` - must_lead_lowest_club
+         *     * `must_follow_suit` - must_follow_suit
+         *     * `no_points_on_first_trick` - no_points_on_first_trick
+         *     * `hearts_not_broken` - hearts_not_broken
+         *     * `bad_pass` - bad_pass
+         *     * `moon_choice_invalid` - moon_choice_invalid
+         *     * `invalid_card` - invalid_card
+         *     * `invalid_option` - invalid_option
+         *     * `invalid_seat` - invalid_seat
+         *     * `invalid_action` - invalid_action
+         *     * `invalid_state` - invalid_state
+         *     * `game_over` - game_over
+         *     * `not_found` - not_found
+         *     * `stale_version` - stale_version
+         *     * `idempotency_key_reused` - idempotency_key_reused
+         *     * `invalid_idempotency_key` - invalid_idempotency_key
+         *     * `invalid_version` - invalid_version
+         *     * `invalid_after` - invalid_after
+         *     * `invalid_filter` - invalid_filter
+         *     * `invalid_cursor` - invalid_cursor
+         *     * `invalid_clock` - invalid_clock
+         *     * `invalid_bot_level` - invalid_bot_level
+         *     * `already_seated` - already_seated
+         *     * `not_seated` - not_seated
+         *     * `seat_taken` - seat_taken
+         *     * `table_full` - table_full
+         *     * `table_not_open` - table_not_open
+         *     * `table_closed` - table_closed
+         *     * `not_started` - not_started
+         *     * `not_finished` - not_finished
+         *     * `player_token_required` - player_token_required
+         *     * `app_key_required` - app_key_required
+         *     * `not_a_player_token` - not_a_player_token
+         *     * `invalid_url` - invalid_url
+         *     * `invalid_event_type` - invalid_event_type
+         *     * `too_many_webhooks` - too_many_webhooks
+         *     * `webhook_disabled` - webhook_disabled
+         *     * `invalid_format` - invalid_format
+         *     * `invalid_last_event_id` - invalid_last_event_id
+         *     * `ticket_invalid` - ticket_invalid
+         *     * `ticket_expired` - ticket_expired
+         *     * `not_authenticated` - not_authenticated
+         *     * `authentication_failed` - authentication_failed
+         *     * `permission_denied` - permission_denied
+         *     * `rate_limited` - rate_limited
+         *     * `malformed_request` - malformed_request
+         *     * `invalid_input` - invalid_input
+         *     * `request_too_large` - request_too_large
+         *     * `unsupported_media_type` - unsupported_media_type
+         *     * `not_acceptable` - not_acceptable
+         *     * `method_not_allowed` - method_not_allowed
+         *     * `invalid_request` - invalid_request
+         *     * `csrf_failed` - csrf_failed
+         *     * `metrics_forbidden` - metrics_forbidden
+         *     * `server_error` - server_error
+         *     * `service_unavailable` - service_unavailable
+         *     * `invalid_query` - invalid_query
+         *     * `invalid_variables` - invalid_variables
+         *     * `query_too_deep` - query_too_deep
+         *     * `query_too_complex` - query_too_complex
+         *     * `too_many_aliases` - too_many_aliases
+         *     * `internal_error` - internal_error
+         * @enum {string}
+         */
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        /**
+         * @description Every error body: a stable code, a human detail, and the structured fields of its error
+         *     (each present only with the codes named in its description). Clients branch on `code`.
          */
         ErrorOut: {
-            /** @description Stable machine-readable code (the engine's codes unchanged) */
-            code: string;
-            /** @description What went wrong, for people */
+            /**
+             * @description Stable machine-readable code (docs/errors.md)
+             *
+             *     * `wrong_phase` - wrong_phase
+             *     * `not_your_turn` - not_your_turn
+             *     * `card_not_in_hand` - card_not_in_hand
+             *     * `must_lead_lowest_club` - must_lead_lowest_club
+             *     * `must_follow_suit` - must_follow_suit
+             *     * `no_points_on_first_trick` - no_points_on_first_trick
+             *     * `hearts_not_broken` - hearts_not_broken
+             *     * `bad_pass` - bad_pass
+             *     * `moon_choice_invalid` - moon_choice_invalid
+             *     * `invalid_card` - invalid_card
+             *     * `invalid_option` - invalid_option
+             *     * `invalid_seat` - invalid_seat
+             *     * `invalid_action` - invalid_action
+             *     * `invalid_state` - invalid_state
+             *     * `game_over` - game_over
+             *     * `not_found` - not_found
+             *     * `stale_version` - stale_version
+             *     * `idempotency_key_reused` - idempotency_key_reused
+             *     * `invalid_idempotency_key` - invalid_idempotency_key
+             *     * `invalid_version` - invalid_version
+             *     * `invalid_after` - invalid_after
+             *     * `invalid_filter` - invalid_filter
+             *     * `invalid_cursor` - invalid_cursor
+             *     * `invalid_clock` - invalid_clock
+             *     * `invalid_bot_level` - invalid_bot_level
+             *     * `already_seated` - already_seated
+             *     * `not_seated` - not_seated
+             *     * `seat_taken` - seat_taken
+             *     * `table_full` - table_full
+             *     * `table_not_open` - table_not_open
+             *     * `table_closed` - table_closed
+             *     * `not_started` - not_started
+             *     * `not_finished` - not_finished
+             *     * `player_token_required` - player_token_required
+             *     * `app_key_required` - app_key_required
+             *     * `not_a_player_token` - not_a_player_token
+             *     * `invalid_url` - invalid_url
+             *     * `invalid_event_type` - invalid_event_type
+             *     * `too_many_webhooks` - too_many_webhooks
+             *     * `webhook_disabled` - webhook_disabled
+             *     * `invalid_format` - invalid_format
+             *     * `invalid_last_event_id` - invalid_last_event_id
+             *     * `ticket_invalid` - ticket_invalid
+             *     * `ticket_expired` - ticket_expired
+             *     * `not_authenticated` - not_authenticated
+             *     * `authentication_failed` - authentication_failed
+             *     * `permission_denied` - permission_denied
+             *     * `rate_limited` - rate_limited
+             *     * `malformed_request` - malformed_request
+             *     * `invalid_input` - invalid_input
+             *     * `request_too_large` - request_too_large
+             *     * `unsupported_media_type` - unsupported_media_type
+             *     * `not_acceptable` - not_acceptable
+             *     * `method_not_allowed` - method_not_allowed
+             *     * `invalid_request` - invalid_request
+             *     * `csrf_failed` - csrf_failed
+             *     * `metrics_forbidden` - metrics_forbidden
+             *     * `server_error` - server_error
+             *     * `service_unavailable` - service_unavailable
+             *     * `invalid_query` - invalid_query
+             *     * `invalid_variables` - invalid_variables
+             *     * `query_too_deep` - query_too_deep
+             *     * `query_too_complex` - query_too_complex
+             *     * `too_many_aliases` - too_many_aliases
+             *     * `internal_error` - internal_error
+             */
+            code: components["schemas"]["ErrorCode"];
+            /** @description What went wrong, for people: never branch on it */
             detail: string;
-        };
-        EventOut: {
-            /** @description The move that caused it: resume with after=seq */
-            seq: number;
-            hand: number;
-            /** @description game_started, seat_taken, cards_dealt, card_played, trick_won, ... */
-            type: string;
+            /** @description stale_version, invalid_after: the table's current version */
+            version?: number;
+            /** @description invalid_option: the option at fault (null: not an object) */
+            option?: string | null;
+            /** @description invalid_clock: the clock at fault */
+            clock?: string;
+            /** @description invalid_bot_level: the levels */
+            levels?: string[];
+            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length or malformed */
+            reason?: string;
+            /** @description invalid_input: the field at fault */
+            field?: string;
+            /** @description not_your_turn: the seat to act */
+            turn?: number;
+            /** @description card_not_in_hand, bad_pass: the card */
+            card?: string;
+            /** @description must_lead_lowest_club: the card to lead */
+            required?: string;
+            /** @description must_follow_suit: the suit led */
+            suit?: string;
+            /** @description invalid_card: the token that is not a card */
+            token?: string;
+            /** @description invalid_seat: the seat asked for */
+            seat?: string;
+            /** @description moon_choice_invalid: the choice sent */
+            choice?: string;
+            /** @description invalid_action: the action type sent */
+            type?: string;
+            /** @description invalid_event_type: the known types */
+            known?: string[];
+            /** @description invalid_event_type: the unknown types sent */
+            event_types?: string[];
+            /** @description request_too_large: the largest body in bytes */
+            limit?: number;
+            /** @description invalid_input: the fields at fault, each with its messages */
+            fields?: {
+                [key: string]: unknown;
+            };
         };
         EventsOut: {
-            events: components["schemas"]["EventOut"][];
+            /** @description Each with `seq` (the move that caused it), `hand` and `type` */
+            events: components["schemas"]["Event"][];
             /** @description Poll again with after=version */
             version: number;
             /** @description True when a page limit cut the answer short */
@@ -683,10 +949,10 @@ export interface components {
             winners: number[] | null;
             /** @description passing: who has passed */
             passed?: boolean[];
-            /** @description Cancellation: size and who took it */
-            widow?: unknown;
-            /** @description moon_choice: the shooter and the choices */
-            moon?: unknown;
+            /** @description Cancellation Hearts only */
+            widow?: components["schemas"]["WidowOut"];
+            /** @description moon_choice phase only */
+            moon?: components["schemas"]["MoonShotOut"];
             /** @description Revealed once the game is over */
             game_seed?: string;
             /** @description Your cards (a seat's view only) */
@@ -697,13 +963,6 @@ export interface components {
             /** @description When it is your turn */
             legal_actions?: components["schemas"]["LegalOut"] | null;
         };
-        /**
-         * @description A body that is an object with only the declared fields (an absent body counts as `{}`).
-         *     Validate with `validated(TheSerializer, data)`; the class documents the body in OpenAPI.
-         */
-        GuestInRequest: {
-            name: string;
-        };
         HandOut: {
             number: number;
             pass_direction: string;
@@ -711,6 +970,26 @@ export interface components {
             finished: boolean;
             /** @description Revealed once the hand is over */
             seed: string | null;
+        };
+        /** @description A finished hand's full record: the deal, the passes, every trick and the scores. */
+        HandRecordOut: {
+            hand: number;
+            /** @description The hand's seed: SHA-256 of '<table id>:<seed>' is the commitment */
+            seed: string;
+            deal_commitment: string;
+            dealer: number;
+            pass_direction: string;
+            /** @description Each seat's cards as dealt */
+            dealt: string[][];
+            /** @description Cancellation Hearts: the cards dealt face down */
+            widow: string[];
+            /** @description Each seat's pass, in seat order */
+            passes: components["schemas"]["PassOut"][];
+            tricks: components["schemas"]["RecordTrickOut"][];
+            taken_points: number[];
+            moon: components["schemas"]["MoonChoiceOut"] | null;
+            points: number[];
+            totals: number[];
         };
         HandReplayOut: {
             number: number;
@@ -720,22 +999,27 @@ export interface components {
             /** @description Revealed once the hand is over */
             seed: string | null;
             /** @description Deals, passes, tricks and points, once the hand is over */
-            record: {
-                [key: string]: unknown;
-            } | null;
+            record: components["schemas"]["HandRecordOut"] | null;
             moves: components["schemas"]["MoveOut"][];
         };
         HandsOut: {
             hands: components["schemas"]["HandOut"][];
         };
-        /** @description An operation whose only input is the version the client saw (also the If-Match header). */
-        JoinInRequest: {
+        /** @description Take a seat: the lowest open one, or `position`. */
+        JoinTableRequest: {
             /** @description The version you saw */
             expected_version?: number;
             position?: number;
         };
+        /**
+         * @description * `guest` - guest
+         *     * `player` - player
+         *     * `app` - app
+         * @enum {string}
+         */
+        KindEnum: "guest" | "player" | "app";
         LegalOut: {
-            type: components["schemas"]["TypeEnum"];
+            type: components["schemas"]["LegalOutTypeEnum"];
             /** @description pass: how many cards */
             count?: number;
             /** @description play: every legal card */
@@ -744,6 +1028,73 @@ export interface components {
             choices?: string[];
             /** @description pass: the cards to choose from */
             from?: string[];
+        };
+        /**
+         * @description * `pass` - pass
+         *     * `play` - play
+         *     * `moon` - moon
+         * @enum {string}
+         */
+        LegalOutTypeEnum: "pass" | "play" | "moon";
+        /**
+         * @description * `token` - token
+         *     * `app` - app
+         *     * `address` - address
+         * @enum {string}
+         */
+        LimitEnum: "token" | "app" | "address";
+        MeOut: {
+            /**
+             * @description Who the credentials belong to
+             *
+             *     * `guest` - guest
+             *     * `player` - player
+             *     * `app` - app
+             */
+            kind: components["schemas"]["KindEnum"];
+            /** @description The player of a token; null for an app key */
+            player: components["schemas"]["PlayerOut"] | null;
+            /** @description The player's or key's app; null for a guest */
+            app: components["schemas"]["AppOut"] | null;
+            /** @description The player's unfinished tables, newest first (at most 100) */
+            tables: components["schemas"]["MyTableOut"][];
+        };
+        /** @description A moon action. */
+        MoonActionRequest: {
+            expected_version?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "moon";
+            /**
+             * @description moon choice
+             *
+             *     * `subtract` - subtract
+             *     * `add` - add
+             */
+            choice: components["schemas"]["MoonChoiceEnum"];
+        };
+        /**
+         * @description * `moon` - moon
+         * @enum {string}
+         */
+        MoonActionTypeEnum: "moon";
+        /**
+         * @description * `subtract` - subtract
+         *     * `add` - add
+         * @enum {string}
+         */
+        MoonChoiceEnum: "subtract" | "add";
+        /** @description A scored moon shot: who shot it and how they chose to score it. */
+        MoonChoiceOut: {
+            seat: number;
+            choice: components["schemas"]["MoonChoiceEnum"];
+        };
+        /** @description moon_choice phase: the shooter, who chooses how to score. */
+        MoonShotOut: {
+            seat: number;
+            choices: components["schemas"]["MoonChoiceEnum"][];
         };
         MoveOut: {
             seq: number;
@@ -761,15 +1112,40 @@ export interface components {
             moves: components["schemas"]["MoveOut"][];
             version: number;
         };
+        MyTableOut: {
+            id: number;
+            status: string;
+            version: number;
+            seat: number | null;
+        };
+        /**
+         * @description * `JD` - JD
+         *     * `TD` - TD
+         * @enum {string}
+         */
+        OmnibusCardEnum: "JD" | "TD";
+        /** @description A pass action. */
+        PassActionRequest: {
+            expected_version?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pass";
+            /** @description pass: three cards */
+            cards: string[];
+        };
+        /**
+         * @description * `pass` - pass
+         * @enum {string}
+         */
+        PassActionTypeEnum: "pass";
         PassOut: {
             to: number;
             cards: string[];
         };
-        /**
-         * @description A body that is an object with only the declared fields (an absent body counts as `{}`).
-         *     Validate with `validated(TheSerializer, data)`; the class documents the body in OpenAPI.
-         */
-        PatchedWebhookPatchInRequest: {
+        /** @description The fields of an endpoint to change; the others stay. */
+        PatchedUpdateWebhookRequest: {
             url?: string;
             event_types?: string[];
             description?: string;
@@ -784,15 +1160,22 @@ export interface components {
          * @enum {string}
          */
         PhaseEnum: "passing" | "playing" | "moon_choice" | "game_over";
-        /**
-         * @description A body that is an object with only the declared fields (an absent body counts as `{}`).
-         *     Validate with `validated(TheSerializer, data)`; the class documents the body in OpenAPI.
-         */
-        PlayerInRequest: {
-            name: string;
-            /** @default  */
-            external_id: string;
+        /** @description A play action. */
+        PlayActionRequest: {
+            expected_version?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "play";
+            /** @description play: one card, like QS or 10H */
+            card: string;
         };
+        /**
+         * @description * `play` - play
+         * @enum {string}
+         */
+        PlayActionTypeEnum: "play";
         PlayerOut: {
             id: number;
             name: string;
@@ -803,9 +1186,38 @@ export interface components {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
         };
+        /** @description A 429: over a rate limit (the Retry-After header says the same as `retry_after`). */
+        RateLimitedOut: {
+            code: components["schemas"]["RateLimitedOutCodeEnum"];
+            detail: string;
+            /**
+             * @description Which limit was reached
+             *
+             *     * `token` - token
+             *     * `app` - app
+             *     * `address` - address
+             */
+            limit: components["schemas"]["LimitEnum"];
+            /** @description The limit, like 600/minute */
+            rate: string;
+            /** @description Seconds until the window ends */
+            retry_after: number;
+        };
+        /**
+         * @description * `rate_limited` - rate_limited
+         * @enum {string}
+         */
+        RateLimitedOutCodeEnum: "rate_limited";
         ReceivedOut: {
             cards: string[];
             from: number;
+        };
+        RecordTrickOut: {
+            leader: number;
+            /** @description Card i was played by seat (leader + i) % players */
+            cards: string[];
+            /** @description null: a carried trick (Cancellation) */
+            winner: number | null;
         };
         ScoresheetOut: {
             hands: components["schemas"]["SheetRowOut"][];
@@ -826,14 +1238,15 @@ export interface components {
             hand: number;
             points: number[];
             totals: number[];
-            moon?: unknown;
+            /** @description null: nobody shot the moon */
+            moon?: components["schemas"]["MoonChoiceOut"] | null;
         };
-        /** @description An operation whose only input is the version the client saw (also the If-Match header). */
-        StartInRequest: {
+        /** @description Start now, with bots of level `fill_with` in the open seats. */
+        StartTableRequest: {
             /** @description The version you saw */
             expected_version?: number;
-            /** @default basic */
-            fill_with: components["schemas"]["BotLevelEnum"];
+            /** @description Default: `"basic"`. */
+            fill_with?: components["schemas"]["BotLevelEnum"];
         };
         /**
          * @description * `open` - open
@@ -845,32 +1258,84 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "open" | "passing" | "playing" | "moon_choice" | "finished" | "abandoned";
-        /**
-         * @description A body that is an object with only the declared fields (an absent body counts as `{}`).
-         *     Validate with `validated(TheSerializer, data)`; the class documents the body in OpenAPI.
-         */
-        TableInRequest: {
-            /** @description Engine options (docs/rules.md) */
-            options?: {
-                [key: string]: unknown;
-            };
-            /** @description Seats to fill with bots at once, e.g. {"1": "basic", "2": "strong"} */
-            bots?: {
-                [key: string]: string;
-            };
-            /** @description Seconds for a pass, a play and a moon choice (null: no clock), and away_after */
-            clocks?: {
-                [key: string]: unknown;
-            };
+        StreamTicketOut: {
+            /** @description Opens this one stream as you, until expires_at; not a bearer token */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description The stream must be opened before then
+             */
+            expires_at: string;
+            /**
+             * Format: uri
+             * @description The stream's URL with the ticket: give it to EventSource as it is
+             */
+            url: string;
+        };
+        /** @description The table's options, every one of them. */
+        TableOptions: {
+            /** @description Number of seats: 3 to 7 (6 to 10 for Cancellation Hearts). */
+            players: number;
+            /** @description The game ends after a hand in which someone reaches this. */
+            target_score: number;
+            /**
+             * @description Rule set of the table.
+             *
+             *     * `classic` - classic
+             *     * `omnibus` - omnibus
+             *     * `cancellation` - cancellation
+             */
+            variant: components["schemas"]["VariantEnum"];
+            /**
+             * @description Omnibus Hearts: the diamond worth -10.
+             *
+             *     * `JD` - JD
+             *     * `TD` - TD
+             */
+            omnibus_card: components["schemas"]["OmnibusCardEnum"];
+            /**
+             * @description When the lowest total is tied at the end: deal more hands (play_on) or share the win (shared).
+             *
+             *     * `play_on` - play_on
+             *     * `shared` - shared
+             */
+            tie_rule: components["schemas"]["TieRuleEnum"];
+        };
+        /** @description Table options, each optional (its default otherwise); another key is refused with 400 invalid_option. `players` is 3 to 7, or 6 to 10 with the cancellation variant. */
+        TableOptionsRequest: {
+            /** @description Number of seats: 3 to 7 (6 to 10 for Cancellation Hearts). Default: `4`. */
+            players?: number;
+            /** @description The game ends after a hand in which someone reaches this. Default: `100`. */
+            target_score?: number;
+            /**
+             * @description Rule set of the table.
+             *
+             *     * `classic` - classic
+             *     * `omnibus` - omnibus
+             *     * `cancellation` - cancellation Default: `"classic"`.
+             */
+            variant?: components["schemas"]["VariantEnum"];
+            /**
+             * @description Omnibus Hearts: the diamond worth -10.
+             *
+             *     * `JD` - JD
+             *     * `TD` - TD Default: `"JD"`.
+             */
+            omnibus_card?: components["schemas"]["OmnibusCardEnum"];
+            /**
+             * @description When the lowest total is tied at the end: deal more hands (play_on) or share the win (shared).
+             *
+             *     * `play_on` - play_on
+             *     * `shared` - shared Default: `"play_on"`.
+             */
+            tie_rule?: components["schemas"]["TieRuleEnum"];
         };
         TableOut: {
             id: number;
             status: components["schemas"]["StatusEnum"];
             /** @description Send it back as If-Match to act only on what you saw */
             version: number;
-            options: {
-                [key: string]: unknown;
-            };
+            options: components["schemas"]["TableOptions"];
             clocks: components["schemas"]["ClocksOut"];
             /**
              * Format: date-time
@@ -892,15 +1357,19 @@ export interface components {
             id: number;
             status: components["schemas"]["StatusEnum"];
             version: number;
-            options: {
-                [key: string]: unknown;
-            };
+            options: components["schemas"]["TableOptions"];
             hand_number: number;
             /** Format: date-time */
             deadline: string | null;
             seats: components["schemas"]["SeatOut"][];
             open_seats: number;
         };
+        /**
+         * @description * `play_on` - play_on
+         *     * `shared` - shared
+         * @enum {string}
+         */
+        TieRuleEnum: "play_on" | "shared";
         TokenOut: {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
@@ -913,33 +1382,16 @@ export interface components {
             points: number;
         };
         /**
-         * @description * `pass` - pass
-         *     * `play` - play
-         *     * `moon` - moon
+         * @description * `classic` - classic
+         *     * `omnibus` - omnibus
+         *     * `cancellation` - cancellation
          * @enum {string}
          */
-        TypeEnum: "pass" | "play" | "moon";
+        VariantEnum: "classic" | "omnibus" | "cancellation";
         /** @description An operation whose only input is the version the client saw (also the If-Match header). */
         VersionedInRequest: {
             /** @description The version you saw */
             expected_version?: number;
-        };
-        /**
-         * @description A body that is an object with only the declared fields (an absent body counts as `{}`).
-         *     Validate with `validated(TheSerializer, data)`; the class documents the body in OpenAPI.
-         */
-        WebhookInRequest: {
-            /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2000 characters */
-            url: string;
-            /**
-             * @description Public event types to receive (see docs/webhooks.md), or ["*"] for all of them
-             * @default [
-             *       "*"
-             *     ]
-             */
-            event_types: string[];
-            /** @default  */
-            description: string;
         };
         WebhookListOut: {
             results: components["schemas"]["WebhookOut"][];
@@ -968,7 +1420,19 @@ export interface components {
             /** @description The signing secret: shown only in this answer (and when rotated), never again */
             secret: string;
         };
-        /** @description Every seat is taken: the first hand is dealt next. */
+        /** @description Cancellation Hearts: the cards dealt face down, and the seat that took them with a trick. */
+        WidowOut: {
+            size: number;
+            taken_by: number | null;
+        };
+        /**
+         * @description Every seat is taken: the first hand is dealt next.
+         * @example {
+         *       "type": "game_started",
+         *       "seq": 30,
+         *       "hand": 2
+         *     }
+         */
         Event_game_started: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -982,7 +1446,17 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A player sat down. */
+        /**
+         * @description A player sat down.
+         * @example {
+         *       "type": "seat_taken",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 0,
+         *       "player": 7,
+         *       "name": "Ada"
+         *     }
+         */
         Event_seat_taken: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1000,7 +1474,16 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A player gave up their seat before the start. */
+        /**
+         * @description A player gave up their seat before the start.
+         * @example {
+         *       "type": "seat_left",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 0,
+         *       "player": 7
+         *     }
+         */
         Event_seat_left: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1017,7 +1500,16 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A bot took a seat. */
+        /**
+         * @description A bot took a seat.
+         * @example {
+         *       "type": "bot_added",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 1,
+         *       "level": "basic"
+         *     }
+         */
         Event_bot_added: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1034,7 +1526,17 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A hand was dealt; the commitment is SHA-256 of the table id and the hand's seed. */
+        /**
+         * @description A hand was dealt; the commitment is SHA-256 of the table id and the hand's seed.
+         * @example {
+         *       "type": "hand_started",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "dealer": 0,
+         *       "pass_direction": "left",
+         *       "deal_commitment": "9f2c000000000000000000000000000000000000000000000000000000000000"
+         *     }
+         */
         Event_hand_started: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1052,7 +1554,30 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description Your cards for this hand (only to their seat). */
+        /**
+         * @description Your cards for this hand (only to their seat).
+         * @example {
+         *       "type": "cards_dealt",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 0,
+         *       "cards": [
+         *         "2C",
+         *         "7C",
+         *         "QS",
+         *         "AH",
+         *         "KH",
+         *         "3D",
+         *         "9D",
+         *         "TD",
+         *         "4S",
+         *         "8S",
+         *         "JS",
+         *         "5H",
+         *         "6H"
+         *       ]
+         *     }
+         */
         Event_cards_dealt: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1069,7 +1594,15 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A seat passed (which cards stays hidden). */
+        /**
+         * @description A seat passed (which cards stays hidden).
+         * @example {
+         *       "type": "pass_submitted",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 2
+         *     }
+         */
         Event_pass_submitted: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1085,7 +1618,21 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The cards you passed (only to their seat). */
+        /**
+         * @description The cards you passed (only to their seat).
+         * @example {
+         *       "type": "cards_passed",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 0,
+         *       "to": 1,
+         *       "cards": [
+         *         "QS",
+         *         "AH",
+         *         "KH"
+         *       ]
+         *     }
+         */
         Event_cards_passed: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1104,7 +1651,14 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description Every seat has passed: play begins. */
+        /**
+         * @description Every seat has passed: play begins.
+         * @example {
+         *       "type": "passes_complete",
+         *       "seq": 30,
+         *       "hand": 2
+         *     }
+         */
         Event_passes_complete: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1118,7 +1672,21 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The cards passed to you (only to their seat). */
+        /**
+         * @description The cards passed to you (only to their seat).
+         * @example {
+         *       "type": "cards_received",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 0,
+         *       "from": 3,
+         *       "cards": [
+         *         "2H",
+         *         "3H",
+         *         "JC"
+         *       ]
+         *     }
+         */
         Event_cards_received: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1137,7 +1705,16 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A card was played to the trick. */
+        /**
+         * @description A card was played to the trick.
+         * @example {
+         *       "type": "card_played",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 1,
+         *       "card": "2C"
+         *     }
+         */
         Event_card_played: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1155,7 +1732,16 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The first penalty card was played. */
+        /**
+         * @description The first penalty card was played.
+         * @example {
+         *       "type": "hearts_broken",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 3,
+         *       "card": "5H"
+         *     }
+         */
         Event_hearts_broken: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1173,7 +1759,23 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A trick was taken. */
+        /**
+         * @description A trick was taken.
+         * @example {
+         *       "type": "trick_won",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 2,
+         *       "trick": 4,
+         *       "cards": [
+         *         "9S",
+         *         "QS",
+         *         "KS",
+         *         "5H"
+         *       ],
+         *       "points": 14
+         *     }
+         */
         Event_trick_won: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1192,7 +1794,23 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description Cancellation Hearts: a trick with no winner, carried on. */
+        /**
+         * @description Cancellation Hearts: a trick with no winner, carried on.
+         * @example {
+         *       "type": "trick_carried",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "leader": 4,
+         *       "cards": [
+         *         "3C",
+         *         "3C",
+         *         "2D",
+         *         "3C",
+         *         "4H",
+         *         "3C"
+         *       ]
+         *     }
+         */
         Event_trick_carried: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1209,7 +1827,19 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A seat took every penalty card: it chooses how to score. */
+        /**
+         * @description A seat took every penalty card: it chooses how to score.
+         * @example {
+         *       "type": "moon_shot",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 2,
+         *       "choices": [
+         *         "subtract",
+         *         "add"
+         *       ]
+         *     }
+         */
         Event_moon_shot: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1220,13 +1850,22 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             seat: number;
-            choices: string[];
+            choices: ("subtract" | "add")[];
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The shooter's choice. */
+        /**
+         * @description The shooter's choice.
+         * @example {
+         *       "type": "moon_chosen",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 2,
+         *       "choice": "add"
+         *     }
+         */
         Event_moon_chosen: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1237,13 +1876,37 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             seat: number;
-            choice: string;
+            /** @enum {string} */
+            choice: "subtract" | "add";
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description Points of the hand and running totals. */
+        /**
+         * @description Points of the hand and running totals.
+         * @example {
+         *       "type": "hand_scored",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "points": [
+         *         26,
+         *         0,
+         *         26,
+         *         26
+         *       ],
+         *       "totals": [
+         *         40,
+         *         12,
+         *         26,
+         *         31
+         *       ],
+         *       "moon": {
+         *         "seat": 1,
+         *         "choice": "add"
+         *       }
+         *     }
+         */
         Event_hand_scored: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1254,15 +1917,87 @@ export interface components {
             hand: number;
             points: number[];
             totals: number[];
-            moon: {
-                [key: string]: unknown;
-            } | null;
+            moon: components["schemas"]["MoonChoiceOut"] | null;
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The finished hand's full record, with its seed (public once it is over). */
+        /**
+         * @description The finished hand's full record, with its seed (public once it is over).
+         * @example {
+         *       "type": "hand_revealed",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "record": {
+         *         "hand": 1,
+         *         "seed": "5e1d000000000000000000000000000000000000000000000000000000000000",
+         *         "deal_commitment": "9f2c000000000000000000000000000000000000000000000000000000000000",
+         *         "dealer": 0,
+         *         "pass_direction": "left",
+         *         "dealt": [
+         *           [
+         *             "2C",
+         *             "QS"
+         *           ],
+         *           [
+         *             "3C",
+         *             "AH"
+         *           ],
+         *           [
+         *             "4C",
+         *             "KH"
+         *           ],
+         *           [
+         *             "5C",
+         *             "JD"
+         *           ]
+         *         ],
+         *         "widow": [],
+         *         "passes": [
+         *           {
+         *             "to": 1,
+         *             "cards": [
+         *               "QS",
+         *               "AH",
+         *               "KH"
+         *             ]
+         *           }
+         *         ],
+         *         "tricks": [
+         *           {
+         *             "leader": 0,
+         *             "cards": [
+         *               "2C",
+         *               "3C",
+         *               "4C",
+         *               "5C"
+         *             ],
+         *             "winner": 3
+         *           }
+         *         ],
+         *         "taken_points": [
+         *           13,
+         *           0,
+         *           0,
+         *           13
+         *         ],
+         *         "moon": null,
+         *         "points": [
+         *           13,
+         *           0,
+         *           0,
+         *           13
+         *         ],
+         *         "totals": [
+         *           13,
+         *           0,
+         *           0,
+         *           13
+         *         ]
+         *       }
+         *     }
+         */
         Event_hand_revealed: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1271,15 +2006,30 @@ export interface components {
             type: "hand_revealed";
             seq: number;
             hand: number;
-            record: {
-                [key: string]: unknown;
-            };
+            record: components["schemas"]["HandRecordOut"];
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The game ended: winners, totals and the game seed. */
+        /**
+         * @description The game ended: winners, totals and the game seed.
+         * @example {
+         *       "type": "game_over",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "winners": [
+         *         1
+         *       ],
+         *       "totals": [
+         *         104,
+         *         38,
+         *         71,
+         *         99
+         *       ],
+         *       "seed": "a07b000000000000000000000000000000000000000000000000000000000000"
+         *     }
+         */
         Event_game_over: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1296,7 +2046,14 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The app closed the table before the end. */
+        /**
+         * @description The app closed the table before the end.
+         * @example {
+         *       "type": "table_abandoned",
+         *       "seq": 30,
+         *       "hand": 2
+         *     }
+         */
         Event_table_abandoned: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1310,7 +2067,24 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The table is over, however it ended (finished or abandoned). */
+        /**
+         * @description The table is over, however it ended (finished or abandoned).
+         * @example {
+         *       "type": "table_finished",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "status": "finished",
+         *       "winners": [
+         *         1
+         *       ],
+         *       "totals": [
+         *         104,
+         *         38,
+         *         71,
+         *         99
+         *       ]
+         *     }
+         */
         Event_table_finished: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1328,7 +2102,16 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A seat's clock ran out: the server acted for it. */
+        /**
+         * @description A seat's clock ran out: the server acted for it.
+         * @example {
+         *       "type": "turn_timed_out",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 3,
+         *       "deadline": "2026-05-01T12:00:30Z"
+         *     }
+         */
         Event_turn_timed_out: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1339,13 +2122,22 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             seat: number;
+            /** Format: date-time */
             deadline: string | null;
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description A seat timed out too often in a row: the server plays for it. */
+        /**
+         * @description A seat timed out too often in a row: the server plays for it.
+         * @example {
+         *       "type": "seat_away",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 3
+         *     }
+         */
         Event_seat_away: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1361,7 +2153,15 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description The seat's player acted again (or called back). */
+        /**
+         * @description The seat's player acted again (or called back).
+         * @example {
+         *       "type": "seat_back",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 3
+         *     }
+         */
         Event_seat_back: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1377,7 +2177,67 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description First event of a new table stream: the table as you see it. */
+        /**
+         * @description First event of a new table stream: the table as you see it.
+         * @example {
+         *       "type": "state",
+         *       "state": {
+         *         "id": 12,
+         *         "status": "open",
+         *         "version": 2,
+         *         "options": {
+         *           "players": 4,
+         *           "target_score": 100,
+         *           "variant": "classic",
+         *           "omnibus_card": "JD",
+         *           "tie_rule": "play_on"
+         *         },
+         *         "clocks": {
+         *           "pass": 60,
+         *           "play": 30,
+         *           "moon": 30,
+         *           "away_after": 2
+         *         },
+         *         "deadline": null,
+         *         "seats": [
+         *           {
+         *             "position": 0,
+         *             "player": 7,
+         *             "name": "Ada",
+         *             "bot": null,
+         *             "away": false,
+         *             "timeouts": 0
+         *           },
+         *           {
+         *             "position": 1,
+         *             "player": null,
+         *             "name": null,
+         *             "bot": "basic",
+         *             "away": false,
+         *             "timeouts": 0
+         *           },
+         *           {
+         *             "position": 2,
+         *             "player": null,
+         *             "name": null,
+         *             "bot": null,
+         *             "away": false,
+         *             "timeouts": 0
+         *           },
+         *           {
+         *             "position": 3,
+         *             "player": null,
+         *             "name": null,
+         *             "bot": null,
+         *             "away": false,
+         *             "timeouts": 0
+         *           }
+         *         ],
+         *         "your_seat": 0,
+         *         "game": null
+         *       }
+         *     }
+         */
         Event_state: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1390,7 +2250,69 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description First event of a new player stream: each of your unfinished tables. */
+        /**
+         * @description First event of a new player stream: each of your unfinished tables.
+         * @example {
+         *       "type": "tables",
+         *       "tables": [
+         *         {
+         *           "id": 12,
+         *           "status": "open",
+         *           "version": 2,
+         *           "options": {
+         *             "players": 4,
+         *             "target_score": 100,
+         *             "variant": "classic",
+         *             "omnibus_card": "JD",
+         *             "tie_rule": "play_on"
+         *           },
+         *           "clocks": {
+         *             "pass": 60,
+         *             "play": 30,
+         *             "moon": 30,
+         *             "away_after": 2
+         *           },
+         *           "deadline": null,
+         *           "seats": [
+         *             {
+         *               "position": 0,
+         *               "player": 7,
+         *               "name": "Ada",
+         *               "bot": null,
+         *               "away": false,
+         *               "timeouts": 0
+         *             },
+         *             {
+         *               "position": 1,
+         *               "player": null,
+         *               "name": null,
+         *               "bot": "basic",
+         *               "away": false,
+         *               "timeouts": 0
+         *             },
+         *             {
+         *               "position": 2,
+         *               "player": null,
+         *               "name": null,
+         *               "bot": null,
+         *               "away": false,
+         *               "timeouts": 0
+         *             },
+         *             {
+         *               "position": 3,
+         *               "player": null,
+         *               "name": null,
+         *               "bot": null,
+         *               "away": false,
+         *               "timeouts": 0
+         *             }
+         *           ],
+         *           "your_seat": 0,
+         *           "game": null
+         *         }
+         *       ]
+         *     }
+         */
         Event_tables: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1403,7 +2325,24 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
-        /** @description It is your turn: what you may do, and by when. */
+        /**
+         * @description It is your turn: what you may do, and by when.
+         * @example {
+         *       "type": "your_turn",
+         *       "seq": 31,
+         *       "version": 31,
+         *       "hand": 2,
+         *       "phase": "playing",
+         *       "seat": 0,
+         *       "legal_actions": {
+         *         "type": "play",
+         *         "cards": [
+         *           "2C"
+         *         ]
+         *       },
+         *       "deadline": "2026-05-01T12:00:30Z"
+         *     }
+         */
         Event_your_turn: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1424,6 +2363,9 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
+        /** @description An event of the table's log, as the caller may see it */
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"];
+        /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
         StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
@@ -1434,7 +2376,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    v1_guests_create: {
+    createGuest: {
         parameters: {
             query?: never;
             header?: never;
@@ -1443,7 +2385,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GuestInRequest"];
+                "application/json": components["schemas"]["CreateGuestRequest"];
             };
         };
         responses: {
@@ -1455,6 +2397,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlayerTokenOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1463,30 +2406,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1495,6 +2415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1503,16 +2424,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            422: {
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorOut"];
+                    "application/json": components["schemas"]["RateLimitedOut"];
                 };
             };
-            429: {
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1521,7 +2448,143 @@ export interface operations {
             };
         };
     };
-    v1_players_create: {
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createPlayerStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamTicketOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createPlayer: {
         parameters: {
             query?: never;
             header?: never;
@@ -1530,7 +2593,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlayerInRequest"];
+                "application/json": components["schemas"]["CreatePlayerRequest"];
             };
         };
         responses: {
@@ -1542,6 +2605,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlayerTokenOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1550,6 +2614,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1558,22 +2623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1582,6 +2632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1590,6 +2641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1598,8 +2650,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1608,7 +2674,7 @@ export interface operations {
             };
         };
     };
-    v1_players_tokens_create: {
+    createPlayerToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -1627,6 +2693,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1635,6 +2702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1643,6 +2711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1651,14 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,6 +2729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1675,16 +2738,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            422: {
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorOut"];
+                    "application/json": components["schemas"]["RateLimitedOut"];
                 };
             };
-            429: {
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1693,7 +2762,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_list: {
+    listTables: {
         parameters: {
             query?: {
                 cursor?: string;
@@ -1715,6 +2784,7 @@ export interface operations {
                     "application/json": components["schemas"]["TablePageOut"];
                 };
             };
+            /** @description Error codes: `invalid_filter`, `invalid_cursor` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1723,6 +2793,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1731,48 +2802,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1781,7 +2826,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_create: {
+    createTable: {
         parameters: {
             query?: never;
             header?: {
@@ -1793,7 +2838,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["TableInRequest"];
+                "application/json": components["schemas"]["CreateTableRequest"];
             };
         };
         responses: {
@@ -1805,6 +2850,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_option`, `invalid_clock`, `invalid_seat`, `invalid_bot_level`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1813,6 +2859,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1821,14 +2868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1837,6 +2877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1845,6 +2886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1853,16 +2895,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            422: {
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorOut"];
+                    "application/json": components["schemas"]["RateLimitedOut"];
                 };
             };
-            429: {
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1871,7 +2919,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_retrieve: {
+    getTable: {
         parameters: {
             query?: never;
             header?: never;
@@ -1890,14 +2938,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1906,6 +2947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1914,40 +2956,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1956,7 +2980,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_abandon_create: {
+    abandonTable: {
         parameters: {
             query?: never;
             header?: {
@@ -1984,6 +3008,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1992,6 +3017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2000,6 +3026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2008,6 +3035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `stale_version`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2016,6 +3044,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2024,6 +3053,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2032,6 +3062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `table_closed`, `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2040,8 +3071,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2050,7 +3095,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_actions_create: {
+    submitAction: {
         parameters: {
             query?: never;
             header?: {
@@ -2066,7 +3111,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ActionInRequest"];
+                "application/json": components["schemas"]["ActionRequest"];
             };
         };
         responses: {
@@ -2078,6 +3123,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_action`, `invalid_card`, `invalid_seat` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2086,6 +3132,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2094,6 +3141,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2102,6 +3150,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `stale_version`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2110,6 +3159,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2118,6 +3168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2126,6 +3177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `wrong_phase`, `not_your_turn`, `card_not_in_hand`, `must_lead_lowest_club`, `must_follow_suit`, `no_points_on_first_trick`, `hearts_not_broken`, `bad_pass`, `moon_choice_invalid`, `game_over`, `not_started`, `table_closed`, `not_seated`, `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2134,8 +3186,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2144,7 +3210,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_back_create: {
+    reclaimSeat: {
         parameters: {
             query?: never;
             header?: {
@@ -2166,6 +3232,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2174,6 +3241,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2182,6 +3250,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2190,6 +3259,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2198,6 +3268,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2206,6 +3277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2214,6 +3286,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_seated`, `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2222,8 +3295,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2232,7 +3319,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_bots_create: {
+    addBot: {
         parameters: {
             query?: never;
             header?: {
@@ -2248,7 +3335,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["BotInRequest"];
+                "application/json": components["schemas"]["AddBotRequest"];
             };
         };
         responses: {
@@ -2260,6 +3347,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2268,6 +3356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2276,6 +3365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2284,6 +3374,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `stale_version`, `idempotency_key_reused`, `seat_taken`, `table_full` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2292,6 +3383,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2300,6 +3392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2308,6 +3401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `table_not_open` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2316,8 +3410,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2326,7 +3434,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_events_retrieve: {
+    listTableEvents: {
         parameters: {
             query?: {
                 /** @description A sequence number up to the table's version (beyond it: 400 invalid_after) */
@@ -2348,6 +3456,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventsOut"];
                 };
             };
+            /** @description Error codes: `invalid_after` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2356,6 +3465,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2364,6 +3474,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2372,40 +3483,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2414,7 +3507,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_hands_list: {
+    listHands: {
         parameters: {
             query?: never;
             header?: never;
@@ -2433,14 +3526,7 @@ export interface operations {
                     "application/json": components["schemas"]["HandsOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2449,6 +3535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2457,40 +3544,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2499,7 +3568,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_hands_retrieve: {
+    getHand: {
         parameters: {
             query?: never;
             header?: never;
@@ -2519,14 +3588,7 @@ export interface operations {
                     "application/json": components["schemas"]["HandReplayOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2535,6 +3597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2543,40 +3606,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2585,7 +3630,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_join_create: {
+    joinTable: {
         parameters: {
             query?: never;
             header?: {
@@ -2601,7 +3646,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["JoinInRequest"];
+                "application/json": components["schemas"]["JoinTableRequest"];
             };
         };
         responses: {
@@ -2613,6 +3658,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2621,6 +3667,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2629,6 +3676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2637,6 +3685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `stale_version`, `idempotency_key_reused`, `already_seated`, `seat_taken`, `table_full` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2645,6 +3694,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2653,6 +3703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2661,6 +3712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `table_not_open`, `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2669,8 +3721,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2679,7 +3745,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_leave_create: {
+    leaveTable: {
         parameters: {
             query?: never;
             header?: {
@@ -2707,6 +3773,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2715,6 +3782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2723,6 +3791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2731,6 +3800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `stale_version`, `idempotency_key_reused`, `not_seated` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2739,6 +3809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2747,6 +3818,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2755,6 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `table_not_open`, `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2763,8 +3836,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2773,7 +3860,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_moves_retrieve: {
+    listMoves: {
         parameters: {
             query?: {
                 /** @description A sequence number up to the table's version (beyond it: 400 invalid_after) */
@@ -2795,6 +3882,7 @@ export interface operations {
                     "application/json": components["schemas"]["MovesOut"];
                 };
             };
+            /** @description Error codes: `invalid_after` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2803,6 +3891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2811,6 +3900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2819,40 +3909,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2861,7 +3933,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_scoresheet_retrieve: {
+    getScoresheet: {
         parameters: {
             query?: never;
             header?: never;
@@ -2880,14 +3952,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScoresheetOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2896,6 +3961,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,40 +3970,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2946,7 +3994,7 @@ export interface operations {
             };
         };
     };
-    v1_tables_start_create: {
+    startTable: {
         parameters: {
             query?: never;
             header?: {
@@ -2962,7 +4010,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["StartInRequest"];
+                "application/json": components["schemas"]["StartTableRequest"];
             };
         };
         responses: {
@@ -2974,6 +4022,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2982,6 +4031,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2990,6 +4040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2998,6 +4049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `stale_version`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3006,6 +4058,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3014,6 +4067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3022,6 +4076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `table_not_open`, `not_seated` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3030,8 +4085,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,7 +4109,95 @@ export interface operations {
             };
         };
     };
-    v1_tokens_revoke_create: {
+    createTableStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamTicketOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    revokeToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -3056,6 +4213,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3064,6 +4222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3072,22 +4231,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3096,6 +4240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3104,6 +4249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_a_player_token` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3112,8 +4258,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3122,7 +4282,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_list: {
+    listWebhooks: {
         parameters: {
             query?: never;
             header?: never;
@@ -3139,14 +4299,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookListOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3155,38 +4308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3195,8 +4317,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3205,7 +4341,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_create: {
+    createWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3214,7 +4350,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookInRequest"];
+                "application/json": components["schemas"]["CreateWebhookRequest"];
             };
         };
         responses: {
@@ -3226,6 +4362,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_url`, `invalid_event_type` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3234,6 +4371,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3242,14 +4380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `too_many_webhooks` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3258,6 +4389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3266,6 +4398,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3274,6 +4407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3282,8 +4416,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3292,7 +4440,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_retrieve: {
+    getWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3311,14 +4459,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3327,6 +4468,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3335,30 +4477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3367,8 +4486,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3377,7 +4510,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_destroy: {
+    deleteWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3395,14 +4528,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3411,6 +4537,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3419,30 +4546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3451,8 +4555,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3461,7 +4579,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_partial_update: {
+    updateWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3472,7 +4590,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["PatchedWebhookPatchInRequest"];
+                "application/json": components["schemas"]["PatchedUpdateWebhookRequest"];
             };
         };
         responses: {
@@ -3484,6 +4602,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_url`, `invalid_event_type` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3492,6 +4611,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3500,6 +4620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3508,14 +4629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3524,6 +4638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3532,6 +4647,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3540,8 +4656,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3550,7 +4680,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_deliveries_list: {
+    listDeliveries: {
         parameters: {
             query?: {
                 cursor?: string;
@@ -3572,6 +4702,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPageOut"];
                 };
             };
+            /** @description Error codes: `invalid_filter`, `invalid_cursor` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3580,6 +4711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3588,6 +4720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3596,30 +4729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3628,8 +4738,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3638,7 +4762,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_deliveries_retrieve: {
+    getDelivery: {
         parameters: {
             query?: never;
             header?: never;
@@ -3658,14 +4782,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryDetailOut"];
                 };
             };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3674,6 +4791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3682,30 +4800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3714,8 +4809,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3724,7 +4833,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_deliveries_redeliver_create: {
+    redeliver: {
         parameters: {
             query?: never;
             header?: never;
@@ -3744,6 +4853,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3752,6 +4862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3760,6 +4871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3768,6 +4880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `webhook_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3776,6 +4889,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3784,6 +4898,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3792,6 +4907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3800,8 +4916,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,7 +4940,7 @@ export interface operations {
             };
         };
     };
-    v1_webhooks_secret_create: {
+    rotateWebhookSecret: {
         parameters: {
             query?: never;
             header?: never;
@@ -3829,6 +4959,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretOut"];
                 };
             };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3837,6 +4968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3845,6 +4977,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3853,14 +4986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorOut"];
-                };
-            };
+            /** @description Error codes: `request_too_large` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3869,6 +4995,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `unsupported_media_type` */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3877,6 +5004,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3885,8 +5013,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3895,11 +5037,13 @@ export interface operations {
             };
         };
     };
-    v1_tables_stream: {
+    streamTableEvents: {
         parameters: {
             query?: {
                 /** @description sse (default; also `Accept: application/x-ndjson` picks ndjson) */
                 format?: "sse" | "ndjson";
+                /** @description a stream ticket (POST .../stream-tickets) instead of an Authorization header, for a browser's EventSource: it opens this one stream, for 60 s */
+                ticket?: string;
                 /** @description resume after this id (as the Last-Event-ID header) */
                 last_event_id?: string;
             };
@@ -3914,14 +5058,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events (`id`, `event` = type, `data` = the event as JSON) or NDJSON (one event object per line); keep-alives every 15 s */
+            /** @description A stream that does not end: Server-Sent Events (`id`, `event` = the type, `data` = one `StreamEvent` as JSON) or NDJSON (one `StreamEvent` object per line), keep-alives every 15 s. Read it incrementally: it is text, never one JSON document. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["StreamEvent"];
-                    "application/x-ndjson": components["schemas"]["StreamEvent"];
+                    "text/event-stream": string;
+                    "application/x-ndjson": string;
                 };
             };
             /** @description the table is over and nothing is left after Last-Event-ID */
@@ -3931,7 +5075,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad Last-Event-ID or format */
+            /** @description Error codes: `invalid_format`, `invalid_last_event_id` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3940,7 +5084,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description no or bad credentials */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `ticket_invalid`, `ticket_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3949,7 +5093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description no such table */
+            /** @description Error codes: `not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3958,9 +5102,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description a player token is needed */
-            422: {
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3969,11 +5126,13 @@ export interface operations {
             };
         };
     };
-    v1_me_stream: {
+    streamMyEvents: {
         parameters: {
             query?: {
                 /** @description sse (default; also `Accept: application/x-ndjson` picks ndjson) */
                 format?: "sse" | "ndjson";
+                /** @description a stream ticket (POST .../stream-tickets) instead of an Authorization header, for a browser's EventSource: it opens this one stream, for 60 s */
+                ticket?: string;
                 /** @description resume after this id (as the Last-Event-ID header) */
                 last_event_id?: string;
             };
@@ -3986,24 +5145,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events (`id`, `event` = type, `data` = the event as JSON) or NDJSON (one event object per line); keep-alives every 15 s */
+            /** @description A stream that does not end: Server-Sent Events (`id`, `event` = the type, `data` = one `StreamEvent` as JSON) or NDJSON (one `StreamEvent` object per line), keep-alives every 15 s. Read it incrementally: it is text, never one JSON document. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["StreamEvent"];
-                    "application/x-ndjson": components["schemas"]["StreamEvent"];
+                    "text/event-stream": string;
+                    "application/x-ndjson": string;
                 };
             };
-            /** @description the table is over and nothing is left after Last-Event-ID */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description bad Last-Event-ID or format */
+            /** @description Error codes: `invalid_format`, `invalid_last_event_id` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4012,7 +5164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description no or bad credentials */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `ticket_invalid`, `ticket_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4021,8 +5173,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description no such table */
-            404: {
+            /** @description Error codes: `player_token_required` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4030,9 +5182,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description a player token is needed */
-            422: {
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
                 headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
