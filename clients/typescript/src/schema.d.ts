@@ -891,6 +891,8 @@ export interface components {
             field?: string;
             /** @description not_your_turn: the seat to act */
             turn?: number;
+            /** @description wrong_phase, game_over: the phase the hand is in */
+            phase?: string;
             /** @description card_not_in_hand, bad_pass: the card */
             card?: string;
             /** @description must_lead_lowest_club: the card to lead */
@@ -909,7 +911,7 @@ export interface components {
             known?: string[];
             /** @description invalid_event_type: the unknown types sent */
             event_types?: string[];
-            /** @description request_too_large: the largest body in bytes */
+            /** @description request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints */
             limit?: number;
             /** @description invalid_input: the fields at fault, each with its messages */
             fields?: {
