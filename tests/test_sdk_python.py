@@ -12,7 +12,7 @@ import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, get_args, get_type_hints
 
 import httpx
 import pytest
@@ -87,8 +87,10 @@ def _keys(typed: type[Any]) -> tuple[set[str], set[str]]:
 
 def test_models_have_the_fields_of_the_openapi_document() -> None:
     """Each event TypedDict has exactly the fields of its `Event_<type>` schema (required ones
-    required), and the table's models those of TableOut, SeatOut, GameOut and LegalOut."""
+    required), the table's models those of TableOut, SeatOut, GameOut, LegalOut..., and ErrorCode
+    the document's codes."""
     components = _openapi()["components"]["schemas"]
+    assert list(get_args(sdk_models.ErrorCode)) == components["ErrorCode"]["enum"]
     documented = {name.removeprefix("Event_") for name in components if name.startswith("Event_")}
     assert documented == set(EVENT_TYPES)
     for kind, typed in EVENT_TYPES.items():
