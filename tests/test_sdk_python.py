@@ -101,6 +101,15 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         literal = get_type_hints(typed)["type"]
         assert literal.__args__ == tuple(schema["properties"]["type"]["enum"]), kind
     for typed, name in [
+        (sdk_models.PassAction, "PassActionRequest"),
+        (sdk_models.PlayAction, "PlayActionRequest"),
+        (sdk_models.MoonAction, "MoonActionRequest"),
+    ]:
+        schema = components[name]  # an action's body, less the expected_version the SDK sends as If-Match
+        required, optional = _keys(typed)
+        assert required == set(schema["required"]) and not optional, name
+        assert required == set(schema["properties"]) - {"expected_version"}, name
+    for typed, name in [
         (sdk_models.Table, "TableOut"),
         (sdk_models.Seat, "SeatOut"),
         (sdk_models.Game, "GameOut"),

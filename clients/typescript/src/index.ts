@@ -8,6 +8,8 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { components } from "./schema.js";
 
 type Schemas = components["schemas"];
+/** The whole generated description: every path, operation and schema of the OpenAPI document. */
+export type { components, operations, paths } from "./schema.js";
 export type Table = Schemas["TableOut"];
 export type Seat = Schemas["SeatOut"];
 export type Game = Schemas["GameOut"];

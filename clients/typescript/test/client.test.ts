@@ -7,7 +7,23 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { HeartsClient, HeartsError, RetryLater, StaleVersion, type StreamEvent } from "../src/index.js";
+import {
+  HeartsClient,
+  HeartsError,
+  RetryLater,
+  StaleVersion,
+  type Action,
+  type components,
+  type StreamEvent,
+} from "../src/index.js";
+
+// Compile-time: each action the client sends is a body the document's submitAction accepts.
+const actions: Action[] = [
+  { type: "pass", cards: ["QS", "AH", "KH"] },
+  { type: "play", card: "2C" },
+  { type: "moon", choice: "add" },
+];
+const bodies: components["schemas"]["ActionRequest"][] = actions;
 
 type Answer = Response | Error;
 
@@ -29,6 +45,10 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
 const client = (fetcher: typeof fetch): HeartsClient =>
   new HeartsClient("http://hearts.test", "hk_player_x", { fetch: fetcher, retry: { attempts: 3, backoffMs: 0 } });
+
+test("actions are the document's action bodies", () => {
+  assert.equal(bodies.length, 3);
+});
 
 test("a lost answer and a 429 are retried with the same key", async () => {
   const { sent, fetch } = scripted(
