@@ -558,13 +558,15 @@ def error_responses(codes: dict[int, list[str]]) -> dict[int, Any]:
 
 def error_details(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: each error response lists its codes as `x-error-codes`
-    (from the operation's `x-error-codes`, set by views.documented) and a 429 or 503 its
-    Retry-After header."""
+    (from the operation's `x-error-codes`, set by views.documented), a 429 or 503 has its
+    Retry-After header, and an answer the headers documented() was given for it."""
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             codes = operation.pop("x-error-codes", {})
+            for status, headers in operation.pop("x-response-headers", {}).items():
+                operation["responses"][status].setdefault("headers", {}).update(headers)
             for status, response in operation["responses"].items():
                 if str(status) in codes:
                     response["x-error-codes"] = codes[str(status)]

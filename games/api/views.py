@@ -14,6 +14,7 @@ from django.utils.http import parse_etags
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
     extend_schema_serializer,
@@ -106,17 +107,23 @@ def documented(
     params: Any = (),
     errors: tuple[Code | tuple[Code, int], ...] = (),
     auth: bool = True,
+    more: dict[int, Any] | None = None,
+    headers: dict[int, dict[str, Any]] | None = None,
 ) -> Any:
     """The OpenAPI description of one operation: its id and tag, its body, its answer, and every
-    error it can answer with their codes (games/api/schemas.py: error_codes)."""
+    error it can answer with their codes (games/api/schemas.py: error_codes); `more` answers
+    (a 304) and the `headers` of answers by status (the hook schemas.error_details adds them)."""
     codes = schemas.error_codes(errors, body=request is not None, auth=auth)
+    extensions: dict[str, Any] = {"x-error-codes": {str(s): names for s, names in codes.items()}}
+    if headers:
+        extensions["x-response-headers"] = {str(s): h for s, h in headers.items()}
     return extend_schema(
         operation_id=op,
         tags=[tag],
         request=request,
-        responses={status: ok, **schemas.error_responses(codes)},
+        responses={status: ok, **(more or {}), **schemas.error_responses(codes)},
         parameters=list(params),
-        extensions={"x-error-codes": {str(s): names for s, names in codes.items()}},
+        extensions=extensions,
     )
 
 
@@ -127,6 +134,17 @@ _IF_MATCH = OpenApiParameter(
     required=False,
     description="The version you saw",
 )
+_IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description='The ETag of the table as you last read it (W/"<version>"): 304, no body, when unchanged',
+)
+_ETAG = {
+    "schema": {"type": "string"},
+    "description": 'W/"<version>": send it back as If-None-Match to read again, as If-Match to act',
+}
 _IDEMPOTENCY = OpenApiParameter(
     "Idempotency-Key",
     {"type": "string", "pattern": "^[!-~]([ -~]{0,126}[!-~])?$"},
@@ -404,7 +422,15 @@ class TableView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="getTable", tag="tables", ok=schemas.TableOut, errors=(Code.not_found,))
+    @documented(
+        op="getTable",
+        tag="tables",
+        ok=schemas.TableOut,
+        params=[_IF_NONE_MATCH],
+        errors=(Code.not_found,),
+        more={304: OpenApiResponse(description="Not modified: the table is at the version of If-None-Match")},
+        headers={200: {"ETag": _ETAG}, 304: {"ETag": _ETAG}},
+    )
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         table = services.table_seen(principal, table_id)

@@ -134,6 +134,10 @@ def test_a_generated_python_client_plays_against_a_live_server(
 
     seen = api["get_table"].sync(table_id=table.id, client=client)
     assert isinstance(seen, models.TableOut) and seen.your_seat == 0
+    unchanged = api["get_table"].sync_detailed(
+        table_id=table.id, client=client, if_none_match=f'W/"{seen.version}"'
+    )
+    assert unchanged.status_code == 304 and unchanged.headers["ETag"] == f'W/"{seen.version}"'
     legal = seen.game.legal_actions
     assert legal.type_ == models.LegalOutTypeEnum.PASS
     stale = api["submit_action"].sync_detailed(

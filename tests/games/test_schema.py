@@ -227,6 +227,9 @@ def test_every_operation_is_named_tagged_and_declares_its_errors() -> None:
                 assert response["x-error-codes"], (method, path, status)
                 assert all(f"`{c}`" in response["description"] for c in response["x-error-codes"])
     assert len(ids) == len(set(ids)), sorted(ids)
+    read = doc["paths"]["/api/v1/tables/{table_id}"]["get"]  # a conditional read (ETag, If-None-Match)
+    assert "If-None-Match" in [p["name"] for p in read["parameters"]]
+    assert "ETag" in read["responses"]["200"]["headers"] and "ETag" in read["responses"]["304"]["headers"]
     assert {"createTable", "submitAction", "getTable", "listTableEvents", "streamTableEvents"} <= set(ids)
 
 
