@@ -2924,7 +2924,10 @@ export interface operations {
     getTable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the table as you last read it (W/"<version>"): 304, no body, when unchanged */
+                "If-None-Match"?: string;
+            };
             path: {
                 table_id: number;
             };
@@ -2934,11 +2937,22 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description W/"<version>": send it back as If-None-Match to read again, as If-Match to act */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TableOut"];
                 };
+            };
+            /** @description Not modified: the table is at the version of If-None-Match */
+            304: {
+                headers: {
+                    /** @description W/"<version>": send it back as If-None-Match to read again, as If-Match to act */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
