@@ -30,10 +30,7 @@ web, workers, finished_tables_replay_exactly = games.web, games.workers, games.f
 
 ROOT = Path(__file__).resolve().parents[1]
 TS = ROOT / "clients" / "typescript"
-REGENERATE = (
-    "regenerate it: `make run` (or any server of this tree) on :8000, then "
-    "`cd clients/typescript && npm ci && npm run generate`"
-)
+REGENERATE = "regenerate it: `cd clients/typescript && npm ci && npm run generate:local`"
 
 
 def _tools() -> tuple[str, str]:
