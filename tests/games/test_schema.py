@@ -60,6 +60,22 @@ def bearer(db: None) -> Iterator[dict[str, str]]:
         signals.request_finished.connect(close_old_connections)
 
 
+@schemathesis.check
+def error_code_is_documented(ctx: Any, response: Any, case: schemathesis.Case) -> None:
+    """An error answer carries one of the codes its operation lists for that status (`x-error-codes`);
+    an undocumented status is status_code_conformance's to report."""
+    if response.status_code < 400:
+        return None
+    documented = case.operation.definition.raw["responses"].get(str(response.status_code), {})
+    if "x-error-codes" not in documented:
+        return None
+    code, listed = response.json().get("code"), documented["x-error-codes"]
+    assert code in listed, (
+        f"{case.operation.label} answered {response.status_code} {code!r}: not among {listed}"
+    )
+    return None
+
+
 @schema.parametrize()
 @settings(
     max_examples=15,
@@ -78,6 +94,7 @@ def test_api_never_answers_5xx_or_off_schema(case: schemathesis.Case, bearer: di
             status_code_conformance,
             content_type_conformance,
             response_schema_conformance,
+            error_code_is_documented,
         ],
     )
 
@@ -87,6 +104,7 @@ CONFORMS = [
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
+    error_code_is_documented,
 ]
 
 
