@@ -76,6 +76,7 @@ def run(*args: str, timeout: float = 120, check: bool = True) -> subprocess.Comp
 class Role:
     command: list[str] | None  # None: the image's default command
     environment: dict[str, str]
+    healthcheck: list[str] | None  # the health check's command line (CMD or CMD-SHELL), if any
 
 
 def compose_roles(tmp_path: Path) -> dict[str, Role]:
@@ -94,9 +95,11 @@ def compose_roles(tmp_path: Path) -> dict[str, Role]:
     for name in ROLES:
         service = services[name]
         command = service.get("command")
+        test = [unescape(part) for part in service.get("healthcheck", {}).get("test", [])]
         roles[name] = Role(
             command=None if command is None else [unescape(part) for part in command],
             environment={key: unescape(value) for key, value in service["environment"].items()},
+            healthcheck=["sh", "-c", test[1]] if test[:1] == ["CMD-SHELL"] else test[1:] or None,
         )
     return roles
 
@@ -129,9 +132,12 @@ def test_compose_and_kubernetes_run_exactly_the_same_commands(tmp_path: Path) ->
         # Kubernetes expands $(NAME) in commands; compose would not: none may appear.
         assert "$(" not in " ".join(spec.command or []), role
     for name in WORKERS:
-        k8s_env = {e["name"]: e["value"] for e in k8s_container(name).get("env", [])}
+        container = k8s_container(name)
+        k8s_env = {e["name"]: e["value"] for e in container.get("env", [])}
         for key in ("WORKER_QUEUES", "WORKER_NAME"):
             assert k8s_env[key] == roles[name].environment[key] == name.removeprefix("worker-"), name
+        # the liveness probe is compose's health check
+        assert container["livenessProbe"]["exec"]["command"] == roles[name].healthcheck, name
     assert "migrate" in roles["migrate"].command and "--check" in " ".join(init_command())
 
 
@@ -488,6 +494,12 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
         "webhooks": ["webhooks"],
     }, by_lane
     wait_for("beat is up", lambda: "beat: Starting" in boxes.box("beat").log.read_text(), 60, logs)
+    # The health checks, run inside the container they check: each worker's (compose's, and the
+    # Kubernetes liveness probe), and the image's HEALTHCHECK in the web's.
+    for name in WORKERS:
+        pong = boxes.call(name, roles[name].healthcheck or [], env(name), timeout=60)
+        assert "pong" in pong, pong
+    boxes.call("web", image.healthcheck["Test"][1:], env("web", PORT=str(port)), timeout=30)
 
     # probes
     probe = httpx.get(base + "/readyz", headers={"Host": "localhost"}, timeout=5)
