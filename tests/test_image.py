@@ -480,13 +480,13 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
         wait_for(f"{name} is ready", lambda box=box: " ready." in box.log.read_text(), 90, logs)  # type: ignore[misc]
     from hearts_service.celery import app
 
-    queues = wait_for(
-        "the workers list their queues",
-        lambda: app.control.inspect(timeout=3).active_queues(),
-        30,
-        logs,
-    )
-    by_lane = {node.split("@")[0]: sorted(q["name"] for q in qs) for node, qs in queues.items()}
+    def listening() -> dict[str, list[str]] | None:
+        """Each lane's worker and the queues it consumes, once all four answer."""
+        replies = app.control.inspect(timeout=3).active_queues() or {}
+        lanes = {node.split("@")[0]: sorted(q["name"] for q in qs) for node, qs in replies.items()}
+        return lanes if set(lanes) >= set(jobs.LANES) else None
+
+    by_lane = wait_for("every lane's worker lists its queues", listening, 60, logs)
     assert by_lane == {
         "clocks": ["clocks"],
         "people": ["people"],
