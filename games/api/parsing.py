@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.http import Http404
 from rest_framework import exceptions, parsers, serializers
 from rest_framework.fields import SkipField, empty
 from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
@@ -99,8 +100,9 @@ def validated(serializer_class: type[StrictSerializer], data: Any) -> dict[str, 
 
 
 class JSONOnly(BaseContentNegotiation):
-    """An Accept header the API cannot satisfy gets its one representation (JSON) anyway: a client
-    that asks for XML gets an answer it can read, never a 406 with a generic code."""
+    """An Accept header (or a `?format=`) the API cannot satisfy gets its one representation (JSON)
+    anyway: a client that asks for XML gets an answer it can read, never a 406 or a 404 with a
+    generic code."""
 
     def select_parser(self, request: Any, parsers: list[Any]) -> Any:
         return DefaultContentNegotiation().select_parser(request, parsers)
@@ -108,6 +110,6 @@ class JSONOnly(BaseContentNegotiation):
     def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
         try:  # the schema view offers YAML and JSON: a client's choice there is kept
             return DefaultContentNegotiation().select_renderer(request, renderers, format_suffix)
-        except exceptions.NotAcceptable:
+        except (exceptions.NotAcceptable, Http404):  # Http404: DRF's answer to an unknown ?format=
             renderer = renderers[0]
             return renderer, renderer.media_type

@@ -405,3 +405,12 @@ def test_the_documented_action_bodies_are_the_ones_the_server_takes(db: None) ->
     assert (status, answer["code"], list(answer["fields"])) == (400, "invalid_input", ["colour"])
     status, answer = act({"type": "pass", "cards": hand[: cards["minItems"]]})
     assert status == 200 and sorted(answer["game"]["my_pass"]["cards"]) == sorted(hand[:3])
+
+
+def test_an_unknown_format_parameter_gets_the_json_answer(bearer: dict[str, str]) -> None:
+    """`?format=xml` is answered as if it were absent (JSON), not with a 404 no operation lists."""
+    client = Client(HTTP_AUTHORIZATION=bearer["Authorization"])
+    for query in ("format=xml", "format=api"):
+        response = client.get(f"/api/v1/tables?{query}")
+        assert response.status_code == 200 and response["Content-Type"] == "application/json"
+        assert response.json()["results"] == []
