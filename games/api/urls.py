@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games.api import streams, tickets, views, webhooks
+from games.api import exports, streams, tickets, views, webhooks
 from hearts_service.views import not_found
 
 
@@ -45,6 +45,8 @@ urlpatterns = [
     path("me/stream", csrf_exempt(streams.player_stream)),
     path("me/stream-tickets", tickets.PlayerStreamTicketView.as_view()),
     path("tables/<id:table_id>/hands", views.HandsView.as_view()),
+    path("tables/<id:table_id>/export", exports.ExportView.as_view()),
+    path("tables/<id:table_id>/transcript", exports.TranscriptView.as_view()),
     path("tables/<id:table_id>/hands/<id:number>", views.HandView.as_view()),
     path("webhooks", webhooks.WebhooksView.as_view()),
     path("webhooks/<id:webhook_id>", webhooks.WebhookView.as_view()),

@@ -121,6 +121,44 @@ def test_a_game_still_being_played_cannot_be_exported() -> None:
     assert refused.value.code == "not_finished"
 
 
+def test_rest_export_and_transcript_of_a_finished_game_and_refusal_before() -> None:
+    from rest_framework.test import APIClient
+
+    from games import accounts
+
+    table = table_create(options={"players": 4, "target_score": 50}).table
+    tokens = []
+    for i in range(4):
+        player, token = accounts.player_create(app=None, name=f"guest{i}")
+        seat_join(table_id=table.pk, player=player)
+        tokens.append(token)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {tokens[0]}")
+
+    early = client.get(f"/api/v1/tables/{table.pk}/export")
+    assert early.status_code == 422 and early.json()["code"] == "not_finished"
+    assert client.get(f"/api/v1/tables/{table.pk}/transcript").json()["code"] == "not_finished"
+
+    rng = random.Random(5)
+    while True:
+        table.refresh_from_db()
+        if table.status == Table.Status.FINISHED:
+            break
+        state = state_from_dict(table.state)
+        seat = rng.choice(state.to_act())
+        action = rng.choice(state.legal_actions(seat)).to_dict()
+        action_submit(table_id=table.pk, position=seat, action=action, expected_version=table.version)
+
+    answer = client.get(f"/api/v1/tables/{table.pk}/export")
+    assert answer.status_code == 200
+    assert answer.json() == json.loads(json.dumps(exports.game_document(table)))
+    assert verify.check_export(answer.json())["ok"]
+    text = client.get(f"/api/v1/tables/{table.pk}/transcript")
+    assert text.status_code == 200 and text["Content-Type"] == "text/plain; charset=utf-8"
+    assert text.content.decode() == exports.transcript(answer.json())
+    assert client.get("/api/v1/tables/999999/export").json()["code"] == "not_found"
+
+
 EXPORT_QUERY = """query($id: Int!) { tableExport(id: $id) {
   format table gameSeed startedAt finishedAt totals winners
   options { players variant targetScore } clocks { pass play moon awayAfter }
@@ -136,7 +174,7 @@ def test_graphql_export_is_the_rest_document_typed_and_the_transcript_the_same_t
     from tests.games.test_graphql import gql
 
     table = _finished_table(4, "classic", seed=3)
-    player, token = accounts.player_create(app=None, name="reader")
+    _, token = accounts.player_create(app=None, name="reader")
     document = json.loads(json.dumps(exports.game_document(table)))
 
     data = gql(EXPORT_QUERY, token, id=table.pk)
@@ -144,10 +182,14 @@ def test_graphql_export_is_the_rest_document_typed_and_the_transcript_the_same_t
     got = data["data"]["tableExport"]
     assert got["gameSeed"] == document["game_seed"] and got["totals"] == document["totals"]
     assert got["winners"] == document["winners"]
-    assert got["options"]["targetScore"] == 50 and got["clocks"]["awayAfter"] == document["clocks"]["away_after"]
+    assert (
+        got["options"]["targetScore"] == 50 and got["clocks"]["awayAfter"] == document["clocks"]["away_after"]
+    )
     assert [h["dealt"] for h in got["hands"]] == [h["dealt"] for h in document["hands"]]
     assert [h["tricks"] for h in got["hands"]] == [h["tricks"] for h in document["hands"]]
-    assert [h["publishedCommitment"] for h in got["hands"]] == [h["deal_commitment"] for h in document["hands"]]
+    assert [h["publishedCommitment"] for h in got["hands"]] == [
+        h["deal_commitment"] for h in document["hands"]
+    ]
     assert [(m["seq"], m["kind"], m["seat"]) for m in got["moves"]] == [
         (m["seq"], m["kind"], m["seat"]) for m in document["moves"]
     ]
