@@ -230,6 +230,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tables/{table_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /tables/{id}/export: the finished game as one document (deals, passes, tricks, points,
+         *     moon choices, scores, seeds and commitments, the move log); 422 not_finished before the end.
+         */
+        get: operations["exportGame"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tables/{table_id}/hands": {
         parameters: {
             query?: never;
@@ -378,6 +398,23 @@ export interface paths {
          *     and opens only this table's stream.
          */
         post: operations["createTableStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tables/{table_id}/transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tables/{id}/transcript: the finished game as plain text a person can read. */
+        get: operations["getTranscript"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -926,6 +963,84 @@ export interface components {
             /** @description True when a page limit cut the answer short */
             more: boolean;
         };
+        /** @description A finished hand's full record: the deal, the passes, every trick and the scores. */
+        ExportHandOut: {
+            hand: number;
+            /** @description The hand's seed: SHA-256 of '<table id>:<seed>' is the commitment */
+            seed: string;
+            deal_commitment: string;
+            dealer: number;
+            pass_direction: string;
+            /** @description Each seat's cards as dealt */
+            dealt: string[][];
+            /** @description Cancellation Hearts: the cards dealt face down */
+            widow: string[];
+            /** @description Each seat's pass, in seat order */
+            passes: components["schemas"]["PassOut"][];
+            tricks: components["schemas"]["RecordTrickOut"][];
+            taken_points: number[];
+            moon: components["schemas"]["MoonChoiceOut"] | null;
+            points: number[];
+            totals: number[];
+            /** @description The deal commitment as published when the hand was dealt */
+            published_commitment: string | null;
+        };
+        ExportMoveOut: {
+            /** @description The table version this move produced */
+            seq: number;
+            hand: number;
+            kind: components["schemas"]["ExportMoveOutKindEnum"];
+            seat: number | null;
+            /** @description The pass, play or moon choice as submitted (null for other moves) */
+            action: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description * `join` - join
+         *     * `add_bot` - add_bot
+         *     * `leave` - leave
+         *     * `start` - start
+         *     * `pass` - pass
+         *     * `play` - play
+         *     * `moon` - moon
+         *     * `abandon` - abandon
+         *     * `back` - back
+         * @enum {string}
+         */
+        ExportMoveOutKindEnum: "join" | "add_bot" | "leave" | "start" | "pass" | "play" | "moon" | "abandon" | "back";
+        ExportSeatOut: {
+            seat: number;
+            name: string | null;
+            player: number | null;
+            /** @description Bot level, or null for a person */
+            bot: string | null;
+        };
+        /**
+         * @description * `hearts-game/1` - hearts-game/1
+         * @enum {string}
+         */
+        FormatEnum: "hearts-game/1";
+        /** @description A finished game: everything needed to check it with `python -m games.verify --export`. */
+        GameExportOut: {
+            format: components["schemas"]["FormatEnum"];
+            table: number;
+            options: components["schemas"]["TableOptions"];
+            clocks: components["schemas"]["ClocksOut"];
+            /** @description Every hand's seed derives from it (secret until the game is over) */
+            game_seed: string;
+            seats: components["schemas"]["ExportSeatOut"][];
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            hands: components["schemas"]["ExportHandOut"][];
+            totals: number[];
+            winners: number[];
+            moves: components["schemas"]["ExportMoveOut"][];
+        };
         /** @description The engine's view for one seat (or a spectator): never another seat's cards. */
         GameOut: {
             seat: number | null;
@@ -1013,13 +1128,6 @@ export interface components {
             expected_version?: number;
             position?: number;
         };
-        /**
-         * @description * `guest` - guest
-         *     * `player` - player
-         *     * `app` - app
-         * @enum {string}
-         */
-        KindEnum: "guest" | "player" | "app";
         LegalOut: {
             type: components["schemas"]["LegalOutTypeEnum"];
             /** @description pass: how many cards */
@@ -1053,7 +1161,7 @@ export interface components {
              *     * `player` - player
              *     * `app` - app
              */
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["MeOutKindEnum"];
             /** @description The player of a token; null for an app key */
             player: components["schemas"]["PlayerOut"] | null;
             /** @description The player's or key's app; null for a guest */
@@ -1061,6 +1169,13 @@ export interface components {
             /** @description The player's unfinished tables, newest first (at most 100) */
             tables: components["schemas"]["MyTableOut"][];
         };
+        /**
+         * @description * `guest` - guest
+         *     * `player` - player
+         *     * `app` - app
+         * @enum {string}
+         */
+        MeOutKindEnum: "guest" | "player" | "app";
         /** @description A moon action. */
         MoonActionRequest: {
             expected_version?: number;
@@ -3523,6 +3638,76 @@ export interface operations {
             };
         };
     };
+    exportGame: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameExportOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_finished` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     listHands: {
         parameters: {
             query?: never;
@@ -4182,6 +4367,77 @@ export interface operations {
             };
             /** @description Error codes: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getTranscript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transcript, UTF-8 plain text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_finished` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
