@@ -290,6 +290,9 @@ SPECTACULAR_SETTINGS = {
         "BotLevelEnum": "bots.LEVELS",
         "ErrorCode": "games.errors.Code",
         "MoonChoiceEnum": ["subtract", "add"],
+        "DeliveryStatusEnum": "games.webhooks.DELIVERY_STATUSES",
+        "TableStatusEnum": "games.reads.TABLE_STATUSES",
+        "RateLimitEnum": ["token", "app", "address"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -16,6 +16,7 @@ from games.reads import TABLE_STATUSES
 from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS
 
 F = serializers  # short alias: these classes are long lists of fields
+PASS_DIRECTIONS = ["left", "right", "across", "hold"]  # games.engine.deal.pass_direction: hold, no pass
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -239,7 +240,9 @@ class LegalOut(F.Serializer):
     count = F.IntegerField(required=False, help_text="pass: how many cards")
     from_ = F.ListField(child=F.CharField(), required=False, help_text="pass: the cards to choose from")
     cards = F.ListField(child=F.CharField(), required=False, help_text="play: every legal card")
-    choices = F.ListField(child=F.CharField(), required=False, help_text="moon: subtract or add")
+    choices = F.ListField(
+        child=F.ChoiceField(choices=["subtract", "add"]), required=False, help_text="moon: subtract or add"
+    )
 
     def get_fields(self) -> dict[str, F.Field]:
         fields = super().get_fields()
@@ -282,7 +285,7 @@ class GameOut(F.Serializer):
     hand_number = F.IntegerField()
     phase = F.ChoiceField(choices=["passing", "playing", "moon_choice", "game_over"])
     dealer = F.IntegerField()
-    pass_direction = F.CharField()
+    pass_direction = F.ChoiceField(choices=PASS_DIRECTIONS)
     deal_commitment = F.CharField(help_text="SHA-256 of this hand's seed, revealed when it ends")
     to_act = F.ListField(child=F.IntegerField(), help_text="Seats the game waits for")
     turn = F.IntegerField(allow_null=True)
@@ -366,7 +369,7 @@ class EventsOut(F.Serializer):
 
 class HandOut(F.Serializer):
     number = F.IntegerField()
-    pass_direction = F.CharField()
+    pass_direction = F.ChoiceField(choices=PASS_DIRECTIONS)
     deal_commitment = F.CharField()
     finished = F.BooleanField()
     seed = F.CharField(allow_null=True, help_text="Revealed once the hand is over")
@@ -389,7 +392,7 @@ class HandRecordOut(F.Serializer):
     seed = F.CharField(help_text="The hand's seed: SHA-256 of '<table id>:<seed>' is the commitment")
     deal_commitment = F.CharField()
     dealer = F.IntegerField()
-    pass_direction = F.CharField()
+    pass_direction = F.ChoiceField(choices=PASS_DIRECTIONS)
     dealt = F.ListField(child=F.ListField(child=F.CharField()), help_text="Each seat's cards as dealt")
     widow = F.ListField(child=F.CharField(), help_text="Cancellation Hearts: the cards dealt face down")
     passes = PassOut(many=True, help_text="Each seat's pass, in seat order")

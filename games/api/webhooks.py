@@ -104,7 +104,7 @@ class DeliveryOut(F.Serializer):
     table = F.IntegerField()
     seq = F.IntegerField(help_text="The move (table version) whose public events are delivered")
     event_types = F.ListField(child=F.CharField())
-    status = F.CharField(help_text="pending, succeeded or failed")
+    status = F.ChoiceField(choices=list(webhooks.DELIVERY_STATUSES), help_text="pending, succeeded or failed")
     attempts = F.IntegerField()
     next_attempt_at = F.DateTimeField(allow_null=True)
     last_attempt_at = F.DateTimeField(allow_null=True)
