@@ -17,6 +17,7 @@ from games.models import Move, Table
 from games.reads import iso
 
 FORMAT = "hearts-game/1"
+MOVE_KINDS = tuple(Move.Kind.values)  # what a logged move did
 _ACTIONS = (Move.Kind.PASS, Move.Kind.PLAY, Move.Kind.MOON)
 _DIRECTIONS = {"left": "to the left", "right": "to the right", "across": "across", "hold": "none (hold)"}
 

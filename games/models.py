@@ -92,6 +92,19 @@ class Table(models.Model):
         db_index=True,
         help_text="A bot (or a seat marked away) is to act: a worker owes a move.",
     )
+    rematch_of = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rematch",
+        help_text="The finished table this one is the rematch of (seats rotated one place).",
+    )
+    rematch_votes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Players who asked for (or accepted) a rematch of this finished game.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -176,6 +189,7 @@ class Move(models.Model):
         MOON = "moon"
         ABANDON = "abandon"
         BACK = "back"
+        REMATCH = "rematch"
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="moves")
     seq = models.PositiveIntegerField(help_text="The table version this move produced.")

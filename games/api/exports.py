@@ -34,9 +34,7 @@ class ExportHandOut(schemas.HandRecordOut):
 class ExportMoveOut(serializers.Serializer):
     seq = F.IntegerField(help_text="The table version this move produced")
     hand = F.IntegerField()
-    kind = F.ChoiceField(
-        choices=["join", "add_bot", "leave", "start", "pass", "play", "moon", "abandon", "back"]
-    )
+    kind = F.ChoiceField(choices=exports.MOVE_KINDS)
     seat = F.IntegerField(allow_null=True)
     action = F.DictField(
         allow_null=True, help_text="The pass, play or moon choice as submitted (null for other moves)"

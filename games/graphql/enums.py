@@ -68,7 +68,7 @@ TieRule = _enum(
 OmnibusCard = _enum("OmnibusCard", _choices("omnibus_card"), "Omnibus Hearts: the diamond worth -10")
 MoveKind = _enum(
     "MoveKind",
-    ("join", "add_bot", "leave", "start", "pass", "play", "moon", "abandon", "back"),
+    ("join", "add_bot", "leave", "start", "pass", "play", "moon", "abandon", "back", "rematch"),
     "What a logged move did",
 )
 ViewerKind = _enum("ViewerKind", ("app", "player"), "Who is calling: an app key or a player token")

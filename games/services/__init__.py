@@ -16,7 +16,15 @@ from games.services.common import (
     check_level,
     clocks_from,
 )
-from games.services.lobby import bot_add, seat_join, seat_leave, table_abandon, table_create, table_start
+from games.services.lobby import (
+    bot_add,
+    rematch,
+    seat_join,
+    seat_leave,
+    table_abandon,
+    table_create,
+    table_start,
+)
 from games.services.play import (
     action_submit,
     bots_play,
@@ -38,6 +46,7 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "rematch",
     "seat_back",
     "seat_join",
     "seat_leave",
