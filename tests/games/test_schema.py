@@ -29,8 +29,10 @@ from schemathesis.specs.openapi.checks import (
 from games import services
 from games.accounts import app_create, player_create
 from games.api.event_schemas import EVENTS, STREAM_ONLY
-from games.api.schemas import STATUS_OF
+from games.api.schemas import PASS_DIRECTIONS, STATUS_OF
 from games.api.views import ActionIn
+from games.engine.deal import pass_direction
+from games.engine.options import Options
 from games.engine.state import PASS_COUNT
 from games.errors import Code
 from games.models import App, Table
@@ -280,6 +282,18 @@ def test_each_event_type_has_an_example_that_matches_it() -> None:
         assert schema["example"]["type"] == kind
         ref = {"$ref": f"#/components/schemas/Event_{kind}", "components": components}
         jsonschema.Draft7Validator(ref).validate(schema["example"])
+
+
+def test_every_pass_direction_the_engine_names_is_in_the_enum() -> None:
+    """PassDirectionEnum lists every direction the engine deals with, at every table size."""
+    enum = document()["components"]["schemas"]["PassDirectionEnum"]["enum"]
+    named = {
+        pass_direction(Options.build(players=n, variant=variant), hand)
+        for variant, sizes in (("classic", range(3, 8)), ("cancellation", range(6, 11)))
+        for n in sizes
+        for hand in range(1, 9)
+    }
+    assert named == set(enum) == set(PASS_DIRECTIONS)
 
 
 def test_the_action_body_is_one_of_three_closed_variants() -> None:
