@@ -122,7 +122,8 @@ def _clock_field(name: str) -> F.Field:
     if name == "away_after":
         help_text = "Timeouts in a row before a seat is marked away"
     else:
-        help_text = f"Seconds for a {name} (null: no clock)"
+        what = {"pass": "a pass", "play": "a play", "moon": "a moon choice"}[name]
+        help_text = f"Seconds for {what} (null: no clock)"
     return F.IntegerField(
         min_value=low,
         max_value=high,
