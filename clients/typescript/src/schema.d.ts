@@ -716,8 +716,14 @@ export interface components {
             /** @description The move (table version) whose public events are delivered */
             seq: number;
             event_types: string[];
-            /** @description pending, succeeded or failed */
-            status: string;
+            /**
+             * @description pending, succeeded or failed
+             *
+             *     * `pending` - pending
+             *     * `succeeded` - succeeded
+             *     * `failed` - failed
+             */
+            status: components["schemas"]["DeliveryStatusEnum"];
             attempts: number;
             /** Format: date-time */
             next_attempt_at: string | null;
@@ -747,8 +753,14 @@ export interface components {
             /** @description The move (table version) whose public events are delivered */
             seq: number;
             event_types: string[];
-            /** @description pending, succeeded or failed */
-            status: string;
+            /**
+             * @description pending, succeeded or failed
+             *
+             *     * `pending` - pending
+             *     * `succeeded` - succeeded
+             *     * `failed` - failed
+             */
+            status: components["schemas"]["DeliveryStatusEnum"];
             attempts: number;
             /** Format: date-time */
             next_attempt_at: string | null;
@@ -768,6 +780,13 @@ export interface components {
             previous: string | null;
             results: components["schemas"]["DeliveryOut"][];
         };
+        /**
+         * @description * `pending` - pending
+         *     * `succeeded` - succeeded
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        DeliveryStatusEnum: "pending" | "succeeded" | "failed";
         /**
          * @description * `wrong_phase` - wrong_phase
          *     * `not_your_turn` - not_your_turn
@@ -970,7 +989,7 @@ export interface components {
             seed: string;
             deal_commitment: string;
             dealer: number;
-            pass_direction: string;
+            pass_direction: components["schemas"]["PassDirectionEnum"];
             /** @description Each seat's cards as dealt */
             dealt: string[][];
             /** @description Cancellation Hearts: the cards dealt face down */
@@ -1008,9 +1027,10 @@ export interface components {
          *     * `moon` - moon
          *     * `abandon` - abandon
          *     * `back` - back
+         *     * `rematch` - rematch
          * @enum {string}
          */
-        ExportMoveOutKindEnum: "join" | "add_bot" | "leave" | "start" | "pass" | "play" | "moon" | "abandon" | "back";
+        ExportMoveOutKindEnum: "join" | "add_bot" | "leave" | "start" | "pass" | "play" | "moon" | "abandon" | "back" | "rematch";
         ExportSeatOut: {
             seat: number;
             name: string | null;
@@ -1047,7 +1067,7 @@ export interface components {
             hand_number: number;
             phase: components["schemas"]["PhaseEnum"];
             dealer: number;
-            pass_direction: string;
+            pass_direction: components["schemas"]["PassDirectionEnum"];
             /** @description SHA-256 of this hand's seed, revealed when it ends */
             deal_commitment: string;
             /** @description Seats the game waits for */
@@ -1082,7 +1102,7 @@ export interface components {
         };
         HandOut: {
             number: number;
-            pass_direction: string;
+            pass_direction: components["schemas"]["PassDirectionEnum"];
             deal_commitment: string;
             finished: boolean;
             /** @description Revealed once the hand is over */
@@ -1095,7 +1115,7 @@ export interface components {
             seed: string;
             deal_commitment: string;
             dealer: number;
-            pass_direction: string;
+            pass_direction: components["schemas"]["PassDirectionEnum"];
             /** @description Each seat's cards as dealt */
             dealt: string[][];
             /** @description Cancellation Hearts: the cards dealt face down */
@@ -1110,7 +1130,7 @@ export interface components {
         };
         HandReplayOut: {
             number: number;
-            pass_direction: string;
+            pass_direction: components["schemas"]["PassDirectionEnum"];
             deal_commitment: string;
             finished: boolean;
             /** @description Revealed once the hand is over */
@@ -1135,7 +1155,7 @@ export interface components {
             /** @description play: every legal card */
             cards?: string[];
             /** @description moon: subtract or add */
-            choices?: string[];
+            choices?: components["schemas"]["MoonChoiceEnum"][];
             /** @description pass: the cards to choose from */
             from?: string[];
         };
@@ -1146,13 +1166,6 @@ export interface components {
          * @enum {string}
          */
         LegalOutTypeEnum: "pass" | "play" | "moon";
-        /**
-         * @description * `token` - token
-         *     * `app` - app
-         *     * `address` - address
-         * @enum {string}
-         */
-        LimitEnum: "token" | "app" | "address";
         MeOut: {
             /**
              * @description Who the credentials belong to
@@ -1257,6 +1270,14 @@ export interface components {
          * @enum {string}
          */
         PassActionTypeEnum: "pass";
+        /**
+         * @description * `left` - left
+         *     * `right` - right
+         *     * `across` - across
+         *     * `hold` - hold
+         * @enum {string}
+         */
+        PassDirectionEnum: "left" | "right" | "across" | "hold";
         PassOut: {
             to: number;
             cards: string[];
@@ -1303,6 +1324,13 @@ export interface components {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
         };
+        /**
+         * @description * `token` - token
+         *     * `app` - app
+         *     * `address` - address
+         * @enum {string}
+         */
+        RateLimitEnum: "token" | "app" | "address";
         /** @description A 429: over a rate limit (the Retry-After header says the same as `retry_after`). */
         RateLimitedOut: {
             code: components["schemas"]["RateLimitedOutCodeEnum"];
@@ -1314,7 +1342,7 @@ export interface components {
              *     * `app` - app
              *     * `address` - address
              */
-            limit: components["schemas"]["LimitEnum"];
+            limit: components["schemas"]["RateLimitEnum"];
             /** @description The limit, like 600/minute */
             rate: string;
             /** @description Seconds until the window ends */
@@ -1365,16 +1393,6 @@ export interface components {
             /** @description Default: `"basic"`. */
             fill_with?: components["schemas"]["BotLevelEnum"];
         };
-        /**
-         * @description * `open` - open
-         *     * `passing` - passing
-         *     * `playing` - playing
-         *     * `moon_choice` - moon_choice
-         *     * `finished` - finished
-         *     * `abandoned` - abandoned
-         * @enum {string}
-         */
-        StatusEnum: "open" | "passing" | "playing" | "moon_choice" | "finished" | "abandoned";
         StreamTicketOut: {
             /** @description Opens this one stream as you, until expires_at; not a bearer token */
             ticket: string;
@@ -1449,7 +1467,7 @@ export interface components {
         };
         TableOut: {
             id: number;
-            status: components["schemas"]["StatusEnum"];
+            status: components["schemas"]["TableStatusEnum"];
             /** @description Send it back as If-Match to act only on what you saw */
             version: number;
             options: components["schemas"]["TableOptions"];
@@ -1472,7 +1490,7 @@ export interface components {
         };
         TableRowOut: {
             id: number;
-            status: components["schemas"]["StatusEnum"];
+            status: components["schemas"]["TableStatusEnum"];
             version: number;
             options: components["schemas"]["TableOptions"];
             hand_number: number;
@@ -1481,6 +1499,16 @@ export interface components {
             seats: components["schemas"]["SeatOut"][];
             open_seats: number;
         };
+        /**
+         * @description * `open` - open
+         *     * `passing` - passing
+         *     * `playing` - playing
+         *     * `moon_choice` - moon_choice
+         *     * `finished` - finished
+         *     * `abandoned` - abandoned
+         * @enum {string}
+         */
+        TableStatusEnum: "open" | "passing" | "playing" | "moon_choice" | "finished" | "abandoned";
         /**
          * @description * `play_on` - play_on
          *     * `shared` - shared
@@ -1637,7 +1665,7 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             seat: number;
-            level: string;
+            level: components["schemas"]["BotLevelEnum"];
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
@@ -1664,7 +1692,7 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             dealer: number;
-            pass_direction: string;
+            pass_direction: components["schemas"]["PassDirectionEnum"];
             deal_commitment: string;
             /** @description stream events only */
             table?: number;
@@ -2469,7 +2497,7 @@ export interface components {
             seq: number;
             version: number;
             hand: number;
-            phase: string;
+            phase: components["schemas"]["PhaseEnum"];
             /** @description seat position, 0 first */
             seat: number;
             legal_actions: components["schemas"]["LegalOut"];
