@@ -91,6 +91,14 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
     the document's codes."""
     components = _openapi()["components"]["schemas"]
     assert list(get_args(sdk_models.ErrorCode)) == components["ErrorCode"]["enum"]
+    for literal, enum in [
+        (sdk_models.TableStatus, "TableStatusEnum"),
+        (sdk_models.Phase, "PhaseEnum"),
+        (sdk_models.BotLevel, "BotLevelEnum"),
+        (sdk_models.MoonChoice, "MoonChoiceEnum"),
+        (sdk_models.PassDirection, "PassDirectionEnum"),
+    ]:
+        assert list(get_args(literal)) == components[enum]["enum"], enum
     documented = {name.removeprefix("Event_") for name in components if name.startswith("Event_")}
     assert documented == set(EVENT_TYPES)
     for kind, typed in EVENT_TYPES.items():

@@ -8,6 +8,7 @@ TableStatus = Literal["open", "passing", "playing", "moon_choice", "finished", "
 Phase = Literal["passing", "playing", "moon_choice", "game_over"]
 BotLevel = Literal["random", "basic", "strong", "expert"]
 MoonChoice = Literal["subtract", "add"]
+PassDirection = Literal["left", "right", "across", "hold"]
 
 
 class Player(TypedDict):
@@ -79,7 +80,7 @@ class Game(TypedDict):
     hand_number: int
     phase: Phase
     dealer: int
-    pass_direction: str
+    pass_direction: PassDirection
     deal_commitment: str
     to_act: list[int]
     turn: int | None
@@ -302,13 +303,13 @@ class SeatLeft(_Logged):
 class BotAdded(_Logged):
     type: Literal["bot_added"]
     seat: int
-    level: str
+    level: BotLevel
 
 
 class HandStarted(_Logged):
     type: Literal["hand_started"]
     dealer: int
-    pass_direction: str
+    pass_direction: PassDirection
     deal_commitment: str
 
 
@@ -372,7 +373,7 @@ class TrickCarried(_Logged):
 class MoonShot(_Logged):
     type: Literal["moon_shot"]
     seat: int
-    choices: list[str]
+    choices: list[MoonChoice]
 
 
 class MoonChosen(_Logged):
@@ -448,7 +449,7 @@ class YourTurn(_Streamed):
     seq: int
     version: int
     hand: int
-    phase: str
+    phase: Phase
     seat: int
     legal_actions: LegalActions
     deadline: str | None
