@@ -137,6 +137,7 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.MyTable, "MyTableOut"),
         (sdk_models.App, "AppOut"),
         (sdk_models.StreamTicket, "StreamTicketOut"),
+        (sdk_models.GameExport, "GameExportOut"),
     ]:
         schema = components[name]
         required, optional = _keys(typed)
@@ -319,6 +320,10 @@ def test_sync_client_plays_a_whole_game(web: Callable[..., str], workers: Callab
     final = client.get_table(table["id"])
     assert final["status"] == "finished"
     assert client.scoresheet(table["id"])["totals"] == events[-1]["totals"]
+    export = client.export(table["id"])  # the finished game's document, and its transcript
+    assert export["totals"] == events[-1]["totals"] and export["format"] == "hearts-game/1"
+    assert len(export["hands"]) == TableRow.objects.get(pk=table["id"]).hand_number
+    assert client.transcript(table["id"]).strip()
     posts = [r for r in seen if isinstance(r, httpx.Request) and r.method == "POST"]
     assert posts and all(r.headers.get("Idempotency-Key") for r in posts)
     actions = [r for r in posts if r.url.path.endswith("/actions")]

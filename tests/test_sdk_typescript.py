@@ -176,6 +176,8 @@ def test_compiled_bot_plays_a_whole_game(
     result = json.loads(output.strip().splitlines()[-1])
     assert result["status"] == "finished" and len(result["totals"]) == 4
     assert result["me"] == "guest" and result["ticket"] == 200  # a ticket opens the stream, no header
+    assert result["export"]["format"] == "hearts-game/1" and result["export"]["totals"] == result["totals"]
+    assert result["transcript"] > 0
     assert result["reconnects"] >= 1
     assert result["seen"]["state"] == 1 and result["seen"]["table_finished"] == 1
     assert result["seen"]["your_turn"] >= 13
@@ -183,5 +185,5 @@ def test_compiled_bot_plays_a_whole_game(
     last = table.score_rows.filter(hand_number=table.hand_number).order_by("position")
     assert table.status == TableRow.Status.FINISHED and [r.total for r in last] == result["totals"]
     mine = Move.objects.filter(table_id=table.pk, position=0, kind__in=["pass", "play", "moon"])
-    assert mine.filter(kind="play").count() == 13 * table.hand_number
+    assert mine.filter(kind="play").count() == 13 * table.hand_number == 13 * result["export"]["hands"]
     assert all(m.idempotency_key == f"bot-{table.pk}-0-{m.seq - 1}" for m in mine if m.kind == "play")

@@ -47,6 +47,7 @@ __all__ = [
     "Event",
     "EventStream",
     "Game",
+    "GameExport",
     "HeartsClient",
     "HeartsError",
     "LegalActions",

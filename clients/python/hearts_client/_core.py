@@ -73,6 +73,7 @@ class Call:
     key: str | None = None
     restale: bool = False
     etag: str | None = None  # sent as If-None-Match
+    text: bool = False  # the answer is plain text, not JSON
     failures: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +98,8 @@ class Call:
     def answered(self, response: httpx.Response) -> Done | float:
         """The decoded answer, or how long to wait before the next attempt (raises when done trying)."""
         if response.is_success:
+            if self.text:
+                return Done(response.text)
             return Done(response.json() if response.content else None)
         if response.status_code == 304:  # If-None-Match named the table's current version
             return Done(None)

@@ -15,6 +15,7 @@ from hearts_client.models import (
     Action,
     BotLevel,
     Event,
+    GameExport,
     Me,
     MoonChoice,
     PlayerToken,
@@ -142,6 +143,15 @@ class HeartsClient:
         the table's ETag; no body is sent)."""
         call = Call("GET", f"tables/{table_id}", self.retry, etag=f'W/"{version}"')
         return cast(Table | None, self._run(call))
+
+    def export(self, table_id: int) -> GameExport:
+        """A finished game's whole document: options, seats, every hand's record and every move
+        (422 `not_finished` before the end)."""
+        return cast(GameExport, self._run(Call("GET", f"tables/{table_id}/export", self.retry)))
+
+    def transcript(self, table_id: int) -> str:
+        """A finished game as plain text, for people."""
+        return cast(str, self._run(Call("GET", f"tables/{table_id}/transcript", self.retry, text=True)))
 
     def me(self) -> Me:
         """Who the credentials belong to, and the player's unfinished tables."""

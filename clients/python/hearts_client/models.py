@@ -160,6 +160,23 @@ class Me(TypedDict):
     tables: list[MyTable]
 
 
+class GameExport(TypedDict):
+    """A finished game's document (`GET tables/{id}/export`, format `hearts-game/1`; docs/exports.md)."""
+
+    format: str
+    table: int
+    options: dict[str, Any]
+    clocks: Clocks
+    seats: list[dict[str, Any]]
+    started_at: str | None
+    finished_at: str | None
+    game_seed: str
+    hands: list[dict[str, Any]]
+    moves: list[dict[str, Any]]
+    totals: list[int]
+    winners: list[int]
+
+
 class StreamTicket(TypedDict):
     """Opens one stream without an Authorization header (`url` is that stream's, with the ticket)."""
 

@@ -5,8 +5,8 @@
  *
  * A guest creates a table with three random bots and no clocks, and a `Bot` plays seat 0 to the end:
  * pass the three highest cards, play the lowest legal one. Prints one JSON line: who the token is,
- * the status of a stream opened with a ticket, the table, its status and totals, the events seen by
- * type, and how often the stream was resumed.
+ * the status of a stream opened with a ticket, the game's export and transcript, the table, its
+ * status and totals, the events seen by type, and how often the stream was resumed.
  */
 
 import { Bot, HeartsClient, type Game, type LegalActions, type StreamEvent } from "../src/index.js";
@@ -49,10 +49,15 @@ const me = await client.me();
 const ticket = await client.streamTicket(table.id);
 const anonymous = await fetch(ticket.url);
 await anonymous.body?.cancel();
+// The finished game's document and transcript.
+const exported = await client.exportGame(table.id);
+const transcript = await client.transcript(table.id);
 console.log(
   JSON.stringify({
     me: me.kind,
     ticket: anonymous.status,
+    export: { format: exported.format, hands: exported.hands.length, totals: exported.totals },
+    transcript: transcript.length,
     table: table.id,
     status: table.status,
     totals: table.game?.scores ?? null,

@@ -17,6 +17,7 @@ export type LegalActions = Schemas["LegalOut"];
 export type Scoresheet = Schemas["ScoresheetOut"];
 export type TablePage = Schemas["TablePageOut"];
 export type Me = Schemas["MeOut"];
+export type GameExport = Schemas["GameExportOut"];
 export type StreamTicket = Schemas["StreamTicketOut"];
 export type PlayerToken = Schemas["PlayerTokenOut"];
 /** The API's error codes (docs/errors.md). */
@@ -134,6 +135,8 @@ interface CallOptions {
   restale?: boolean;
   /** Sent as If-None-Match: a 304 answers undefined. */
   etag?: string;
+  /** The answer is plain text, not JSON. */
+  text?: boolean;
 }
 
 export interface ClientOptions {
@@ -206,6 +209,7 @@ export class HeartsClient {
       }
       if (response.ok) {
         const text = await response.text();
+        if (options.text) return text as T;
         return (text ? JSON.parse(text) : undefined) as T;
       }
       if (response.status === 304) return undefined as T; // If-None-Match named the current version
@@ -252,6 +256,16 @@ export class HeartsClient {
   /** The table, or undefined while it is still at `version` (a 304 to If-None-Match with its ETag). */
   getTableIfChanged(tableId: number, version: number): Promise<Table | undefined> {
     return this.call("GET", `tables/${tableId}`, { etag: `W/"${version}"` });
+  }
+
+  /** A finished game's whole document (422 `not_finished` before the end). */
+  exportGame(tableId: number): Promise<GameExport> {
+    return this.call("GET", `tables/${tableId}/export`);
+  }
+
+  /** A finished game as plain text, for people. */
+  transcript(tableId: number): Promise<string> {
+    return this.call("GET", `tables/${tableId}/transcript`, { text: true });
   }
 
   /** Who the credentials belong to, and the player's unfinished tables. */
