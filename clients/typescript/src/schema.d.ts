@@ -663,7 +663,7 @@ export interface components {
             pass?: number | null;
             /** @description Seconds for a play (null: no clock) Default: `30`. */
             play?: number | null;
-            /** @description Seconds for a moon (null: no clock) Default: `30`. */
+            /** @description Seconds for a moon choice (null: no clock) Default: `30`. */
             moon?: number | null;
             /** @description Timeouts in a row before a seat is marked away Default: `2`. */
             away_after?: number;
