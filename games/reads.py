@@ -143,11 +143,23 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "seats": table.seating,
         "your_seat": seat,
         "game": None,
+        "rematch_of": table.rematch_of_id,
+        "rematch": rematch_of(table),
     }
     if table.state is not None:
         parsed = state if state is not None else state_from_dict(table.state)
         body["game"] = view(parsed, seat, history=False)
     return body
+
+
+def rematch_of(table: Table) -> dict[str, Any] | None:
+    """After a game: the seats whose players asked for a rematch and the rematch table once it
+    started (null before anyone asked: no query then)."""
+    if not table.rematch_votes:
+        return None
+    asked = [s["position"] for s in table.seating if s["player"] in table.rematch_votes]
+    started = Table.objects.filter(rematch_of=table).values_list("pk", flat=True).first()
+    return {"asked": asked, "table": started}
 
 
 def scoresheet(table: Table) -> dict[str, Any]:

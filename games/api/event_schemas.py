@@ -89,6 +89,12 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "seat_away": ("A seat timed out too often in a row: the server plays for it.", {"seat": _SEAT}),
     "seat_back": ("The seat's player acted again (or called back).", {"seat": _SEAT}),
+    "rematch_proposed": ("After the game, a seated player asked for a rematch.", {"seat": _SEAT}),
+    "rematch_accepted": ("Another seated player accepted the rematch.", {"seat": _SEAT}),
+    "rematch_started": (
+        "Every person accepted: the rematch table started, seats moved one place on.",
+        {"new_table": {**_INT, "description": "The rematch table's id"}},
+    ),
 }
 _LOGGED = {"seq": _INT, "hand": _INT}  # every logged event: its move's sequence number, its hand
 
@@ -142,6 +148,8 @@ _TABLE_EXAMPLE: dict[str, Any] = {
     ],
     "your_seat": 0,
     "game": None,
+    "rematch_of": None,
+    "rematch": None,
 }
 # An example of each event's own fields (a logged event also has `seq` and `hand`).
 EXAMPLES: dict[str, dict[str, Any]] = {
@@ -192,6 +200,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "turn_timed_out": {"seat": 3, "deadline": "2026-05-01T12:00:30Z"},
     "seat_away": {"seat": 3},
     "seat_back": {"seat": 3},
+    "rematch_proposed": {"seat": 0},
+    "rematch_accepted": {"seat": 2},
+    "rematch_started": {"new_table": 43},
     "state": {"state": _TABLE_EXAMPLE},
     "tables": {"tables": [_TABLE_EXAMPLE]},
     "your_turn": {

@@ -309,6 +309,13 @@ class GameOut(F.Serializer):
     legal_actions = LegalOut(required=False, allow_null=True, help_text="When it is your turn")
 
 
+class RematchOut(F.Serializer):
+    """After a game: who asked for a rematch, and the rematch table once every person has."""
+
+    asked = F.ListField(child=F.IntegerField(), help_text="Seats whose players asked")
+    table = F.IntegerField(allow_null=True, help_text="The rematch table, once it started")
+
+
 class TableOut(F.Serializer):
     id = F.IntegerField()
     status = F.ChoiceField(choices=TABLE_STATUSES)
@@ -319,6 +326,8 @@ class TableOut(F.Serializer):
     seats = SeatOut(many=True)
     your_seat = F.IntegerField(allow_null=True)
     game = GameOut(allow_null=True)
+    rematch_of = F.IntegerField(allow_null=True, help_text="The finished table this one is the rematch of")
+    rematch = RematchOut(allow_null=True, help_text="After the game: null until someone asks for a rematch")
 
 
 class TableRowOut(F.Serializer):

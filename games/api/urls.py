@@ -36,6 +36,7 @@ urlpatterns = [
     path("tables/<id:table_id>/abandon", views.AbandonView.as_view()),
     path("tables/<id:table_id>/actions", views.ActionsView.as_view()),
     path("tables/<id:table_id>/back", views.BackView.as_view()),
+    path("tables/<id:table_id>/rematch", views.RematchView.as_view()),
     path("tables/<id:table_id>/scoresheet", views.ScoresheetView.as_view()),
     path("tables/<id:table_id>/moves", views.MovesView.as_view()),
     path("tables/<id:table_id>/events", views.EventsView.as_view()),

@@ -653,6 +653,39 @@ class BackView(_PlayerAction):
         )
 
 
+class RematchView(_PlayerAction):
+    """POST /tables/{id}/rematch: after a finished game, ask for a rematch or accept the one asked
+    for. When every person at the table has (bots accept by themselves), a new table with the same
+    options, clocks and bots starts with the seats moved one place on; the answer's
+    `rematch.table` names it, and the table's events say `rematch_started`. Asking twice changes
+    nothing."""
+
+    @documented(
+        op="requestRematch",
+        tag="play",
+        ok=schemas.TableOut,
+        request=EmptyIn,
+        params=[_IDEMPOTENCY],
+        errors=(
+            *_IDEMPOTENT,
+            Code.not_found,
+            Code.not_seated,
+            Code.player_token_required,
+            (Code.not_finished, 422),
+        ),
+    )
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
+        principal = _principal(request)
+        player = self.player(request)
+        validated(EmptyIn, request.data)
+        return answer(
+            request,
+            lambda idem: services.rematch(
+                table_id=table_id, player=player, scope=principal.app, idempotency=idem
+            ),
+        )
+
+
 class ActionsView(_PlayerAction):
     """POST /tables/{id}/actions: pass {"type":"pass","cards":[...]}, play {"type":"play","card":"QS"}
     or moon {"type":"moon","choice":"add"}, for the caller's own seat. Headers: If-Match (the

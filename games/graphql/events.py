@@ -170,6 +170,12 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "seat_away": ("A seat timed out too often in a row: the server plays for it.", dict(_SEAT)),
     "seat_back": ("The seat's player acted again (or called back).", dict(_SEAT)),
+    "rematch_proposed": ("After the game, a seated player asked for a rematch.", dict(_SEAT)),
+    "rematch_accepted": ("Another seated player accepted the rematch.", dict(_SEAT)),
+    "rematch_started": (
+        "Every person accepted: the rematch table started, seats moved one place on.",
+        {"new_table": lambda: graphene.Int(required=True, description="The rematch table's id")},
+    ),
 }
 
 EventType = graphene.Enum(

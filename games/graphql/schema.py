@@ -383,6 +383,16 @@ StartTable = _mutation(
 )
 
 
+Rematch = _mutation(
+    "Rematch",
+    "After a finished game: ask for a rematch, or accept the one asked for. When every person at the "
+    "table has (bots accept by themselves), a new table starts with the seats moved one place on; "
+    "this table's rematch.table names it.",
+    dict(_TABLE),
+    lambda p, idem, **kw: services.rematch(
+        table_id=kw["table_id"], player=_player(p), scope=p.app, idempotency=idem
+    ),
+)
 ImBack = _mutation(
     "ImBack",
     "Take your seat back after it was marked away (any action of yours does the same).",
@@ -527,6 +537,7 @@ class Mutation(graphene.ObjectType):
     play_card = PlayCard.Field()
     choose_moon = ChooseMoon.Field()
     im_back = ImBack.Field()
+    rematch = Rematch.Field()
 
 
 # The event types are reached through the Event interface only: named here so the schema has them.

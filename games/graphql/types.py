@@ -217,6 +217,13 @@ class TableRef:
         return self.model
 
 
+class Rematch(graphene.ObjectType):
+    """After a game: who asked for a rematch, and the rematch table once every person has."""
+
+    asked = graphene.List(graphene.NonNull(graphene.Int), required=True, description="Seats that asked")
+    table = graphene.Int(description="The rematch table, once it started")
+
+
 class Table(graphene.ObjectType):
     id = graphene.Int(required=True)
     status = graphene.Field(TableStatus, required=True)
@@ -227,6 +234,8 @@ class Table(graphene.ObjectType):
     seats = graphene.List(graphene.NonNull(Seat), required=True)
     your_seat = graphene.Int()
     game = graphene.Field(Game)
+    rematch_of = graphene.Int(description="The finished table this one is the rematch of")
+    rematch = graphene.Field(Rematch, description="After the game: null until someone asks for a rematch")
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     moves = graphene.List(
         graphene.NonNull(Move),
@@ -246,6 +255,12 @@ class Table(graphene.ObjectType):
 
     def resolve_status(ref: TableRef, info: Any) -> str:
         return str(ref.status)  # the model's choice (a str enum) or a stored answer's string
+
+    def resolve_rematch_of(ref: TableRef, info: Any) -> int | None:
+        return ref.view().get("rematch_of")
+
+    def resolve_rematch(ref: TableRef, info: Any) -> Any:
+        return ref.view().get("rematch")
 
     def resolve_scoresheet(ref: TableRef, info: Any) -> Any:
         return reads.scoresheet(ref.table())["hands"]

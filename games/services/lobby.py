@@ -249,7 +249,7 @@ def rematch(
         table.rematch_votes = votes
         events = [public("rematch_proposed" if len(votes) == 1 else "rematch_accepted", seat=seat)]
         if {s.player_id for s in seats if s.player_id is not None} <= set(votes):
-            events.append(public("rematch_started", table=_rematch_table(table, seats).pk))
+            events.append(public("rematch_started", new_table=_rematch_table(table, seats).pk))
         log(table, Move.Kind.REMATCH, seat, {}, events)
         table.save()
         return Outcome(table)

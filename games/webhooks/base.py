@@ -34,6 +34,9 @@ PUBLIC_EVENT_TYPES = (
     "turn_timed_out",
     "seat_away",
     "seat_back",
+    "rematch_proposed",
+    "rematch_accepted",
+    "rematch_started",
 )
 HIDDEN_EVENT_TYPES = ("cards_dealt", "cards_passed", "cards_received")
 # Standard Webhooks (https://www.standardwebhooks.com): the delivery id, the attempt's unix time and

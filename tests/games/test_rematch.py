@@ -39,7 +39,7 @@ def test_a_rematch_starts_when_every_person_accepts_with_the_seats_rotated_one_p
     last = rematch(table_id=table.pk, player=people[-1]).table
     new = Table.objects.get(rematch_of=table)
     started = Move.objects.filter(table=table, kind="rematch").order_by("-seq").first()
-    assert started is not None and started.events[-1][:2] == ["rematch_started", {"table": new.pk}]
+    assert started is not None and started.events[-1][:2] == ["rematch_started", {"new_table": new.pk}]
     assert last is not None and last.status == Table.Status.FINISHED  # the old game is as it was
 
     assert new.options == table.options and new.clocks == table.clocks and new.app_id == table.app_id
@@ -121,3 +121,59 @@ def test_the_last_two_players_accepting_at_once_start_exactly_one_rematch() -> N
     assert errors == []
     assert Table.objects.filter(rematch_of=table).count() == 1
     assert sorted(Table.objects.get(pk=table.pk).rematch_votes) == sorted(p.pk for p in people)
+
+
+def test_rematch_over_rest_and_graphql_with_its_events() -> None:
+    from rest_framework.test import APIClient
+
+    from games import accounts
+    from tests.games.test_graphql import gql
+
+    table = table_create(options={"players": 4, "target_score": 50}, bots={1: "basic", 3: "basic"}).table
+    people = []
+    for name in ("ana", "bo"):
+        player, token = accounts.player_create(app=None, name=name)
+        seat_join(table_id=table.pk, player=player)
+        people.append((player, token))
+    from games.engine import state_from_dict
+    from games.services import action_submit, bots_play
+
+    rng = random.Random(9)
+    while True:
+        table.refresh_from_db()
+        if table.status == Table.Status.FINISHED:
+            break
+        state = state_from_dict(table.state)
+        mine = [s for s in state.to_act() if table.seating[s]["player"] is not None]
+        if not mine:
+            bots_play(table_id=table.pk, version=table.version)
+            continue
+        action = rng.choice(state.legal_actions(mine[0])).to_dict()
+        action_submit(table_id=table.pk, position=mine[0], action=action)
+
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Bearer {people[0][1]}")
+    asked = rest.post(f"/api/v1/tables/{table.pk}/rematch", {}, format="json")
+    assert asked.status_code == 200, asked.json()
+    assert asked.json()["rematch"] == {"asked": [0], "table": None}
+    assert asked.json()["rematch_of"] is None
+
+    payload = gql(
+        "mutation($t: Int!) { rematch(tableId: $t) { errors { code } table { rematch { asked table } } } }",
+        people[1][1],
+        t=table.pk,
+    )["data"]["rematch"]
+    assert payload["errors"] == []
+    new_id = payload["table"]["rematch"]["table"]
+    assert payload["table"]["rematch"]["asked"] == [0, 2] and new_id is not None
+    new = rest.get(f"/api/v1/tables/{new_id}").json()
+    assert new["rematch_of"] == table.pk and new["your_seat"] == 1  # ana moved from seat 0 to 1
+    events = rest.get(f"/api/v1/tables/{table.pk}/events?after={asked.json()['version'] - 1}").json()[
+        "events"
+    ]
+    assert [e["type"] for e in events] == ["rematch_proposed", "rematch_accepted", "rematch_started"]
+    assert events[-1]["new_table"] == new_id
+    outsider = APIClient()
+    outsider.credentials(HTTP_AUTHORIZATION=f"Bearer {accounts.player_create(app=None, name='x')[1]}")
+    refused = outsider.post(f"/api/v1/tables/{table.pk}/rematch", {}, format="json")
+    assert refused.status_code == 422 and refused.json()["code"] == "not_seated"

@@ -345,6 +345,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tables/{table_id}/rematch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /tables/{id}/rematch: after a finished game, ask for a rematch or accept the one asked
+         *     for. When every person at the table has (bots accept by themselves), a new table with the same
+         *     options, clocks and bots starts with the seats moved one place on; the answer's
+         *     `rematch.table` names it, and the table's events say `rematch_started`. Asking twice changes
+         *     nothing.
+         */
+        post: operations["requestRematch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tables/{table_id}/scoresheet": {
         parameters: {
             query?: never;
@@ -1364,6 +1387,13 @@ export interface components {
             /** @description null: a carried trick (Cancellation) */
             winner: number | null;
         };
+        /** @description After a game: who asked for a rematch, and the rematch table once every person has. */
+        RematchOut: {
+            /** @description Seats whose players asked */
+            asked: number[];
+            /** @description The rematch table, once it started */
+            table: number | null;
+        };
         ScoresheetOut: {
             hands: components["schemas"]["SheetRowOut"][];
             totals: number[];
@@ -1480,6 +1510,10 @@ export interface components {
             seats: components["schemas"]["SeatOut"][];
             your_seat: number | null;
             game: components["schemas"]["GameOut"] | null;
+            /** @description The finished table this one is the rematch of */
+            rematch_of: number | null;
+            /** @description After the game: null until someone asks for a rematch */
+            rematch: components["schemas"]["RematchOut"] | null;
         };
         TablePageOut: {
             /** Format: uri */
@@ -2323,6 +2357,78 @@ export interface components {
             id?: string;
         };
         /**
+         * @description After the game, a seated player asked for a rematch.
+         * @example {
+         *       "type": "rematch_proposed",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 0
+         *     }
+         */
+        Event_rematch_proposed: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "rematch_proposed";
+            seq: number;
+            hand: number;
+            /** @description seat position, 0 first */
+            seat: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description Another seated player accepted the rematch.
+         * @example {
+         *       "type": "rematch_accepted",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 2
+         *     }
+         */
+        Event_rematch_accepted: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "rematch_accepted";
+            seq: number;
+            hand: number;
+            /** @description seat position, 0 first */
+            seat: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description Every person accepted: the rematch table started, seats moved one place on.
+         * @example {
+         *       "type": "rematch_started",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "new_table": 43
+         *     }
+         */
+        Event_rematch_started: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "rematch_started";
+            seq: number;
+            hand: number;
+            /** @description The rematch table's id */
+            new_table: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
          * @description First event of a new table stream: the table as you see it.
          * @example {
          *       "type": "state",
@@ -2379,7 +2485,9 @@ export interface components {
          *           }
          *         ],
          *         "your_seat": 0,
-         *         "game": null
+         *         "game": null,
+         *         "rematch_of": null,
+         *         "rematch": null
          *       }
          *     }
          */
@@ -2453,7 +2561,9 @@ export interface components {
          *             }
          *           ],
          *           "your_seat": 0,
-         *           "game": null
+         *           "game": null,
+         *           "rematch_of": null,
+         *           "rematch": null
          *         }
          *       ]
          *     }
@@ -2509,9 +2619,9 @@ export interface components {
             id?: string;
         };
         /** @description An event of the table's log, as the caller may see it */
-        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"];
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"];
         /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
-        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
+        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
     parameters: never;
@@ -4131,6 +4241,115 @@ export interface operations {
             };
             /** @description Error codes: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    requestRematch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry key (1 to 128 printable ASCII characters): acts at most once */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `idempotency_key_reused` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_seated`, `player_token_required`, `not_finished` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
