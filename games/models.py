@@ -100,6 +100,17 @@ class Table(models.Model):
         related_name="rematch",
         help_text="The finished table this one is the rematch of (seats rotated one place).",
     )
+    match_key = models.CharField(
+        max_length=64,
+        blank=True,
+        db_index=True,
+        help_text="Quick play: the criteria a waiting table matches (blank for other tables).",
+    )
+    fill_with = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="Quick play: the bot level that fills the open seats at the deadline (blank: it expires).",
+    )
     rematch_votes = models.JSONField(
         default=list,
         blank=True,
@@ -288,3 +299,13 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"delivery {self.uuid} ({self.status})"
+
+
+class QuickPlay(models.Model):
+    """A player waiting in quick play: seated at an open table that matches their criteria until it
+    fills or its deadline passes. One row per player at most (the unique key), so a player waits
+    in one queue at a time; the row goes when the table starts, expires or the player leaves."""
+
+    player = models.OneToOneField(Player, on_delete=models.CASCADE, related_name="quick_play")
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="waiting")
+    created_at = models.DateTimeField(auto_now_add=True)

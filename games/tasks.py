@@ -83,7 +83,7 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
     than BOT_GRACE, gets a task again (acted on here with `inline`, as the embedded worker does).
     On-time clocks are left to their ETA tasks, so the sweep does not compete with them."""
     now = timezone.now()
-    closed = [Table.Status.OPEN, Table.Status.FINISHED, Table.Status.ABANDONED]
+    closed = [Table.Status.FINISHED, Table.Status.ABANDONED]  # open tables: a quick-play wait
     active = Table.objects.exclude(status__in=closed)
     due = active.filter(
         Q(deadline__lte=now - CLOCK_GRACE) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE)

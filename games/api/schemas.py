@@ -64,6 +64,7 @@ class ErrorOut(F.Serializer):
         required=False,
         help_text="request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints",
     )
+    table = F.IntegerField(required=False, help_text="already_waiting: the table where you wait")
 
     def get_fields(self) -> dict[str, F.Field]:
         fields = super().get_fields()
@@ -473,6 +474,7 @@ STATUS_OF: dict[Code, int] = {
             Code.invalid_last_event_id,
             Code.malformed_request,
             Code.invalid_input,
+            Code.invalid_wait,
         ),
         400,
     ),
@@ -481,6 +483,7 @@ STATUS_OF: dict[Code, int] = {
     Code.ticket_invalid: 401,
     Code.ticket_expired: 401,
     Code.not_found: 404,
+    Code.not_waiting: 404,
     **dict.fromkeys(
         (
             Code.stale_version,
@@ -488,6 +491,7 @@ STATUS_OF: dict[Code, int] = {
             Code.already_seated,
             Code.seat_taken,
             Code.table_full,
+            Code.already_waiting,
             Code.too_many_webhooks,
             Code.webhook_disabled,
         ),
@@ -512,6 +516,7 @@ STATUS_OF: dict[Code, int] = {
             Code.table_not_open,
             Code.table_closed,
             Code.not_started,
+            Code.not_finished,
             Code.player_token_required,
             Code.app_key_required,
             Code.not_a_player_token,

@@ -25,6 +25,8 @@ from games.services.lobby import (
     table_create,
     table_start,
 )
+from games.services.matchmaking import WAIT_DEFAULT, WAIT_LIMITS, quick_play, waiting_of
+from games.services.matchmaking import leave as quick_play_leave
 from games.services.play import (
     action_submit,
     bots_play,
@@ -37,6 +39,8 @@ from games.services.play import (
 __all__ = [
     "CLOCK_DEFAULTS",
     "UNSCOPED",
+    "WAIT_DEFAULT",
+    "WAIT_LIMITS",
     "Idempotency",
     "Outcome",
     "Scope",
@@ -46,6 +50,8 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "quick_play",
+    "quick_play_leave",
     "rematch",
     "seat_back",
     "seat_join",
@@ -55,4 +61,5 @@ __all__ = [
     "table_replay",
     "table_seen",
     "table_start",
+    "waiting_of",
 ]

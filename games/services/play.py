@@ -40,6 +40,7 @@ from games.services.common import (
     locked,
     run,
 )
+from games.services.matchmaking import deadline_passed
 from games.services.record import (
     KIND_OF_ACTION,
     log,
@@ -173,6 +174,11 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
     def act() -> Outcome:
         table, seats = locked(table_id, UNSCOPED)
         moment = now or timezone.now()
+        if table.state is None and (version is None or table.version == version):
+            if not deadline_passed(table, seats, moment):  # a quick-play wait ran out
+                return Outcome(None)
+            table.save()
+            return Outcome(table)
         if (
             (version is not None and table.version != version)
             or table.deadline is None

@@ -141,10 +141,11 @@ def plays_itself(table: Table, seat: int) -> bool:
     return bool(info["bot"] or info.get("away"))
 
 
-def start_if_full(table: Table, seats: list[Seat]) -> None:
+def start_if_full(table: Table, seats: list[Seat], announce: Iterable[Event] = ()) -> None:
+    """Start the game when every seat is taken; `announce` goes first in the start's events."""
     if table.status != Table.Status.OPEN or not all(s.taken for s in seats):
         return
-    events: list[Event] = [public("game_started")]
+    events: list[Event] = [*announce, public("game_started")]
     state = State.new_game(Options.from_dict(table.options), table.seed, events, table=str(table.pk))
     log(table, Move.Kind.START, None, {}, events)
     store_state(table, state, (None, 0, 0))
@@ -201,7 +202,7 @@ def schedule(table: Table | None) -> None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
     # The wake-ups and the turn clock (set, or cleared) in one Redis round trip.
-    clock = False if table.state is None else table.deadline
+    clock = table.deadline if table.state is not None or table.match_key else False  # quick play waits
     transaction.on_commit(partial(notify.publish, table.pk, table.version, players, clock=clock))
     if table.state is None:
         return

@@ -1,0 +1,137 @@
+"""Quick play: matching tables, one queue per player, leaving, the deadline (bots or expiry), races."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from games import services, tasks
+from games.errors import ServiceError
+from games.models import Move, Player, QuickPlay, Table
+
+pytestmark = pytest.mark.django_db
+
+
+def _players(n: int) -> list[Player]:
+    return [Player.objects.create(name=f"q{i}") for i in range(n)]
+
+
+def _events(table: Table) -> list[str]:
+    return [e[0] for m in Move.objects.filter(table=table).order_by("seq") for e in m.events]
+
+
+def test_matching_requests_share_a_table_that_starts_when_full() -> None:
+    people = _players(5)
+    tables = [services.quick_play(player=p, app=None, options={"players": 4}).table for p in people[:3]]
+    assert tables[0] is not None and {t.pk for t in tables if t} == {tables[0].pk}
+    other = services.quick_play(player=people[3], app=None, options={"players": 4, "target_score": 50}).table
+    assert other is not None and other.pk != tables[0].pk  # other criteria: another table
+    assert services.waiting_of(people[0]) == tables[0]
+
+    full = services.quick_play(player=people[4], app=None, options={"players": 4}).table
+    assert full is not None and full.pk == tables[0].pk
+    assert full.status == Table.Status.PASSING and full.deadline is not None  # the pass clock now
+    assert [s["player"] for s in full.seating] == [p.pk for p in (*people[:3], people[4])]
+    events = _events(full)
+    assert events.index("match_found") == events.index("game_started") - 1
+    assert not QuickPlay.objects.filter(table=full).exists()
+    assert services.waiting_of(people[0]) is None
+
+
+def test_one_queue_per_player_and_leaving_is_one_call() -> None:
+    ana, bo = _players(2)
+    table = services.quick_play(player=ana, app=None).table
+    with pytest.raises(ServiceError) as twice:
+        services.quick_play(player=ana, app=None, options={"players": 5})
+    assert twice.value.code == "already_waiting" and twice.value.details["table"] == table.pk
+    services.quick_play(player=bo, app=None)
+    services.quick_play_leave(player=ana)
+    assert services.waiting_of(ana) is None
+    assert Table.objects.get(pk=table.pk).status == Table.Status.OPEN  # bo still waits there
+    services.quick_play_leave(player=bo)
+    assert Table.objects.get(pk=table.pk).status == Table.Status.ABANDONED  # nobody left: closed
+    with pytest.raises(ServiceError) as gone:
+        services.quick_play_leave(player=bo)
+    assert gone.value.code == "not_waiting"
+    again = services.quick_play(player=ana, app=None).table
+    assert again is not None and again.pk != table.pk  # a closed table matches no one
+
+
+def test_bad_criteria_are_refused_and_change_nothing() -> None:
+    (ana,) = _players(1)
+    for kwargs, code in [
+        ({"options": {"players": 11}}, "invalid_option"),
+        ({"clocks": {"play": 1}}, "invalid_clock"),
+        ({"bot_level": "genius"}, "invalid_bot_level"),
+        ({"wait_seconds": 301}, "invalid_wait"),
+        ({"wait_seconds": True}, "invalid_wait"),
+    ]:
+        with pytest.raises(ServiceError) as refused:
+            services.quick_play(player=ana, app=None, **kwargs)
+        assert refused.value.code == code
+    assert not Table.objects.exists() and not QuickPlay.objects.exists()
+
+
+def test_at_the_deadline_bots_fill_the_open_seats_and_the_game_starts() -> None:
+    ana, bo = _players(2)
+    table = services.quick_play(player=ana, app=None, bot_level="strong", wait_seconds=5).table
+    services.quick_play(player=bo, app=None, bot_level="strong", wait_seconds=5)
+    assert services.clock_expired(table_id=table.pk).table is None  # not due yet
+    later = timezone.now() + dt.timedelta(seconds=6)
+    started = services.clock_expired(table_id=table.pk, now=later).table
+    assert started is not None and started.status == Table.Status.PASSING
+    assert [s["bot"] for s in started.seating] == [None, None, "strong", "strong"]
+    found = next(e for m in Move.objects.filter(table=table) for e in m.events if e[0] == "match_found")
+    assert found[1] == {"bots": [2, 3]}
+    assert not QuickPlay.objects.exists()
+
+
+def test_without_a_bot_level_the_wait_expires_and_the_sweep_finds_it() -> None:
+    (ana,) = _players(1)
+    table = services.quick_play(player=ana, app=None, bot_level=None, wait_seconds=0).table
+    Table.objects.filter(pk=table.pk).update(deadline=timezone.now() - dt.timedelta(seconds=5))
+    assert tasks.sweep(inline=True) == 1  # the embedded run's safety net acts on it
+    closed = Table.objects.get(pk=table.pk)
+    assert closed.status == Table.Status.ABANDONED and closed.deadline is None
+    assert "quick_play_expired" in _events(closed) and "table_finished" in _events(closed)
+    assert services.waiting_of(ana) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_requests_never_overfill_a_table() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("racing transactions need PostgreSQL's row locks (SQLite serialises the whole database)")
+    people = _players(10)
+    barrier = threading.Barrier(len(people))
+    errors: list[BaseException] = []
+
+    def ask(player: Player) -> None:
+        try:
+            barrier.wait()
+            services.quick_play(player=player, app=None, options={"players": 3})
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    seated = [s["player"] for t in Table.objects.all() for s in t.seating if s["player"]]
+    assert sorted(seated) == sorted(p.pk for p in people)  # everyone seated exactly once
+    for table in Table.objects.all():
+        assert len(table.seating) == 3
+        taken = sum(s["player"] is not None for s in table.seating)
+        assert table.status == (Table.Status.PASSING if taken == 3 else Table.Status.OPEN)
+    assert Table.objects.filter(status=Table.Status.PASSING).count() >= 2
+    assert (
+        QuickPlay.objects.count()
+        == len(people) - 3 * Table.objects.filter(status=Table.Status.PASSING).count()
+    )
