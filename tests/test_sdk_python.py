@@ -481,3 +481,56 @@ def test_me_a_stream_ticket_and_a_conditional_read(web: Callable[..., str]) -> N
         assert client.get_table_if_changed(table["id"], table["version"]) is None
         changed = client.get_table_if_changed(table["id"], table["version"] - 1)
         assert changed is not None and changed["version"] == table["version"]
+
+
+def test_quick_play_and_a_rematch_through_the_sdk(
+    web: Callable[..., str], workers: Callable[..., object]
+) -> None:
+    """Three guests ask for quick play with the same criteria: they share one table, which starts
+    when full (`match_found`); leaving the queue is one call; after the game, played out by the
+    three clients, each asks for a rematch and a new table starts, linked both ways."""
+    base = web()
+    workers()
+    clients = [HeartsClient.as_guest(base, f"q{i}") for i in range(4)]
+    try:
+        options = {"players": 3, "target_score": 50}
+        first = clients[0].quick_play(options=options, bot_level=None, wait_seconds=300)
+        assert first["status"] == "open" and clients[0].waiting() is not None
+        clients[3].quick_play(options=options, bot_level=None, wait_seconds=300)
+        clients[3].leave_quick_play()
+        assert clients[3].waiting() is None
+        clients[1].quick_play(options=options, bot_level=None, wait_seconds=300)
+        full = clients[2].quick_play(options=options, bot_level=None, wait_seconds=300)
+        assert full["id"] == first["id"] and full["status"] == "passing"
+        assert clients[0].waiting() is None
+        kinds = [e["type"] for e in clients[0].events(first["id"])["events"]]
+        assert kinds.index("match_found") == kinds.index("game_started") - 1
+
+        table_id = first["id"]
+        while True:  # the three people play at random to the end
+            table = clients[0].get_table(table_id)
+            if table["status"] == "finished":
+                break
+            game = table["game"]
+            assert game is not None
+            for seat in game["to_act"]:
+                client = clients[seat]  # client i took seat i
+                legal = client.get_table(table_id)["game"]["legal_actions"]
+                if legal is None:
+                    continue
+                if legal["type"] == "pass":
+                    client.act(table_id, {"type": "pass", "cards": legal["from"][:3]})
+                elif legal["type"] == "moon":
+                    client.act(table_id, {"type": "moon", "choice": "add"})
+                else:
+                    client.act(table_id, {"type": "play", "card": legal["cards"][0]})
+        for client in clients[:3]:
+            answer = client.rematch(table_id)
+        assert answer["rematch"] is not None and answer["rematch"]["asked"] == [0, 1, 2]
+        new_id = answer["rematch"]["table"]
+        assert new_id is not None
+        new = clients[0].get_table(new_id)
+        assert new["rematch_of"] == table_id and new["your_seat"] == 1
+    finally:
+        for client in clients:
+            client.close()

@@ -89,6 +89,11 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "seat_away": ("A seat timed out too often in a row: the server plays for it.", {"seat": _SEAT}),
     "seat_back": ("The seat's player acted again (or called back).", {"seat": _SEAT}),
+    "match_found": (
+        "Quick play: the table is full (or its wait ran out and bots took the open seats): it starts.",
+        {"bots": {"type": "array", "items": _SEAT, "description": "Seats bots took at the deadline"}},
+    ),
+    "quick_play_expired": ("Quick play: the wait ran out with no bots asked for: the table closes.", {}),
     "rematch_proposed": ("After the game, a seated player asked for a rematch.", {"seat": _SEAT}),
     "rematch_accepted": ("Another seated player accepted the rematch.", {"seat": _SEAT}),
     "rematch_started": (
@@ -200,6 +205,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "turn_timed_out": {"seat": 3, "deadline": "2026-05-01T12:00:30Z"},
     "seat_away": {"seat": 3},
     "seat_back": {"seat": 3},
+    "match_found": {"bots": [2, 3]},
+    "quick_play_expired": {},
     "rematch_proposed": {"seat": 0},
     "rematch_accepted": {"seat": 2},
     "rematch_started": {"new_table": 43},

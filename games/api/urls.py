@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games.api import exports, streams, tickets, views, webhooks
+from games.api import exports, matchmaking, streams, tickets, views, webhooks
 from hearts_service.views import not_found
 
 
@@ -28,6 +28,7 @@ urlpatterns = [
     path("players/<id:player_id>/tokens", views.PlayerTokensView.as_view()),
     path("tokens/revoke", views.TokenRevokeView.as_view()),
     path("tables", views.TablesView.as_view()),
+    path("quick-play", matchmaking.QuickPlayView.as_view()),
     path("tables/<id:table_id>", views.TableView.as_view()),
     path("tables/<id:table_id>/join", views.JoinView.as_view()),
     path("tables/<id:table_id>/leave", views.LeaveView.as_view()),

@@ -170,6 +170,11 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "seat_away": ("A seat timed out too often in a row: the server plays for it.", dict(_SEAT)),
     "seat_back": ("The seat's player acted again (or called back).", dict(_SEAT)),
+    "match_found": (
+        "Quick play: the table is full (or its wait ran out and bots took the open seats): it starts.",
+        {"bots": lambda: _ints(description="Seats bots took at the deadline")},
+    ),
+    "quick_play_expired": ("Quick play: the wait ran out with no bots asked for: the table closes.", {}),
     "rematch_proposed": ("After the game, a seated player asked for a rematch.", dict(_SEAT)),
     "rematch_accepted": ("Another seated player accepted the rematch.", dict(_SEAT)),
     "rematch_started": (

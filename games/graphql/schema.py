@@ -105,6 +105,7 @@ class Query(graphene.ObjectType):
         description="Your app's tables, newest first (filters as REST)",
     )
     table = graphene.Field(Table, id=graphene.Int(required=True), description="Null when not yours to see")
+    quick_play = graphene.Field(Table, description="The table where you wait in quick play, or null")
     table_export = graphene.Field(
         GameExport,
         id=graphene.Int(required=True),
@@ -151,6 +152,11 @@ class Query(graphene.ObjectType):
                 end_cursor=edges[-1].cursor if edges else None,
             ),
         )
+
+    def resolve_quick_play(root: Any, info: Any) -> TableRef | None:
+        p = _principal(info)
+        table = services.waiting_of(p.require_player())
+        return None if table is None else TableRef(p, table)
 
     def resolve_table_export(root: Any, info: Any, id: int) -> dict[str, Any] | None:
         table = _seen(info, id)
@@ -393,6 +399,61 @@ Rematch = _mutation(
         table_id=kw["table_id"], player=_player(p), scope=p.app, idempotency=idem
     ),
 )
+
+
+def _quick_play(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
+    return services.quick_play(
+        player=_player(p),
+        app=p.app,
+        options=_options(kw.get("options")),
+        clocks=_clocks(kw.get("clocks")),
+        bot_level=kw.get("bot_level", "basic"),
+        wait_seconds=kw.get("wait_seconds", services.WAIT_DEFAULT),
+        idempotency=idem,
+    )
+
+
+class QuickPlay(graphene.Mutation):
+    """Play as soon as possible: a seat at the oldest waiting table of your app with the same
+    options, clocks and bot level, or at a new one. It starts when full; when waitSeconds pass
+    first, bots of botLevel take the open seats (botLevel null: the table closes). Its events say
+    match_found just before game_started. One queue at a time (already_waiting)."""
+
+    class Arguments:
+        options = TableOptionsInput()
+        clocks = ClocksInput()
+        bot_level = graphene.String(
+            default_value="basic", description="Bots that fill the open seats at the deadline; null: none"
+        )
+        wait_seconds = graphene.Int(
+            default_value=services.WAIT_DEFAULT,
+            description=f"Seconds to wait for people: {services.WAIT_LIMITS[0]} to {services.WAIT_LIMITS[1]}",
+        )
+        idempotency_key = graphene.String(description="A retry with the same key never acts twice")
+
+    Output = TablePayload
+
+    def mutate(root: Any, info: Any, **kwargs: Any) -> TablePayload:
+        return table_mutation(info, "QuickPlay", dict(kwargs), lambda p, idem: _quick_play(p, idem, **kwargs))
+
+
+class LeaveQuickPlay(graphene.Mutation):
+    """Leave the quick-play queue: give up your seat at the table where you wait (not_waiting)."""
+
+    class Arguments:
+        idempotency_key = graphene.String(description="A retry with the same key never acts twice")
+
+    Output = TablePayload
+
+    def mutate(root: Any, info: Any, **kwargs: Any) -> TablePayload:
+        return table_mutation(
+            info,
+            "LeaveQuickPlay",
+            dict(kwargs),
+            lambda p, idem: services.quick_play_leave(player=_player(p), idempotency=idem),
+        )
+
+
 ImBack = _mutation(
     "ImBack",
     "Take your seat back after it was marked away (any action of yours does the same).",
@@ -538,6 +599,8 @@ class Mutation(graphene.ObjectType):
     choose_moon = ChooseMoon.Field()
     im_back = ImBack.Field()
     rematch = Rematch.Field()
+    quick_play = QuickPlay.Field()
+    leave_quick_play = LeaveQuickPlay.Field()
 
 
 # The event types are reached through the Event interface only: named here so the schema has them.

@@ -25,7 +25,7 @@ from games.services.lobby import (
     table_create,
     table_start,
 )
-from games.services.matchmaking import WAIT_DEFAULT, WAIT_LIMITS, quick_play, waiting_of
+from games.services.matchmaking import WAIT_DEFAULT, WAIT_LIMITS, not_waiting, quick_play, waiting_of
 from games.services.matchmaking import leave as quick_play_leave
 from games.services.play import (
     action_submit,
@@ -50,6 +50,7 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "not_waiting",
     "quick_play",
     "quick_play_leave",
     "rematch",

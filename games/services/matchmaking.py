@@ -151,7 +151,7 @@ def leave(*, player: Player, idempotency: Idempotency | None = None) -> Outcome:
     def act() -> Outcome:
         ticket = QuickPlay.objects.filter(player=player).first()
         if ticket is None:
-            raise ServiceError("not_waiting", "you are not waiting in quick play", kind="not_found")
+            raise not_waiting()
         table, seats = locked(ticket.table_id, UNSCOPED)
         ticket.delete()
         seat = next(s for s in seats if s.player_id == player.pk)
@@ -167,6 +167,10 @@ def leave(*, player: Player, idempotency: Idempotency | None = None) -> Outcome:
         return Outcome(table)
 
     return run(act, idempotency)
+
+
+def not_waiting() -> ServiceError:
+    return ServiceError("not_waiting", "you are not waiting in quick play", kind="not_found")
 
 
 def waiting_of(player: Player) -> Table | None:

@@ -34,6 +34,8 @@ PUBLIC_EVENT_TYPES = (
     "turn_timed_out",
     "seat_away",
     "seat_back",
+    "match_found",
+    "quick_play_expired",
     "rematch_proposed",
     "rematch_accepted",
     "rematch_started",

@@ -135,3 +135,57 @@ def test_racing_requests_never_overfill_a_table() -> None:
         QuickPlay.objects.count()
         == len(people) - 3 * Table.objects.filter(status=Table.Status.PASSING).count()
     )
+
+
+def test_quick_play_over_rest_and_graphql() -> None:
+    from rest_framework.test import APIClient
+
+    from games import accounts
+    from tests.games.test_graphql import gql
+
+    tokens = [accounts.player_create(app=None, name=f"r{i}")[1] for i in range(3)]
+    clients = []
+    for token in tokens:
+        c = APIClient()
+        c.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        clients.append(c)
+
+    first = clients[0].post(
+        "/api/v1/quick-play", {"options": {"players": 3}, "bot_level": None}, format="json"
+    )
+    assert first.status_code == 200, first.json()
+    table = first.json()
+    assert table["status"] == "open" and table["your_seat"] == 0 and table["deadline"] is not None
+    assert clients[0].get("/api/v1/quick-play").json()["id"] == table["id"]
+    again = clients[0].post("/api/v1/quick-play", {}, format="json")
+    assert again.status_code == 409 and again.json() | {"detail": ""} == {
+        "code": "already_waiting",
+        "detail": "",
+        "table": table["id"],
+    }
+    bad = clients[1].post("/api/v1/quick-play", {"wait_seconds": 9999}, format="json")
+    assert bad.status_code == 400 and bad.json()["code"] in {"invalid_input", "invalid_wait"}
+
+    query = """mutation { quickPlay(options: {players: 3}, botLevel: null) {
+        errors { code } table { id status yourSeat } } }"""
+    second = gql(query, tokens[1])["data"]["quickPlay"]
+    assert second["errors"] == [] and second["table"] == {"id": table["id"], "status": "open", "yourSeat": 1}
+    waiting = gql("query { quickPlay { id } }", tokens[1])["data"]["quickPlay"]
+    assert waiting == {"id": table["id"]}
+
+    left = clients[1].delete("/api/v1/quick-play")
+    assert left.status_code == 200 and left.json()["seats"][1]["player"] is None
+    assert clients[1].get("/api/v1/quick-play").json()["code"] == "not_waiting"
+    assert gql("mutation { leaveQuickPlay { errors { code } } }", tokens[1])["data"]["leaveQuickPlay"][
+        "errors"
+    ] == [{"code": "not_waiting"}]
+
+    gql(query, tokens[1])
+    full = clients[2].post(
+        "/api/v1/quick-play", {"options": {"players": 3}, "bot_level": None}, format="json"
+    )
+    assert full.json()["status"] == "passing"
+    events = clients[2].get(f"/api/v1/tables/{table['id']}/events").json()["events"]
+    kinds = [e["type"] for e in events]
+    assert kinds.index("match_found") == kinds.index("game_started") - 1
+    assert next(e for e in events if e["type"] == "match_found")["bots"] == []

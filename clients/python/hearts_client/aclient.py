@@ -12,6 +12,7 @@ from httpx_sse import EventSource
 
 from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, Done, Retry, StreamState
 from hearts_client.client import api_base
+from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
     BotLevel,
@@ -197,6 +198,37 @@ class AsyncHeartsClient:
 
     async def back(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
         return cast(Table, await self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
+
+    async def rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+        return cast(Table, await self._write(f"tables/{table_id}/rematch", {}, key=idempotency_key))
+
+    async def quick_play(
+        self,
+        *,
+        options: dict[str, Any] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        bot_level: BotLevel | None = "basic",
+        wait_seconds: int = 20,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        body = {
+            "options": options or {},
+            "clocks": clocks or {},
+            "bot_level": bot_level,
+            "wait_seconds": wait_seconds,
+        }
+        return cast(Table, await self._write("quick-play", body, key=idempotency_key))
+
+    async def waiting(self) -> Table | None:
+        try:
+            return cast(Table, await self._run(Call("GET", "quick-play", self.retry)))
+        except NotFound:
+            return None
+
+    async def leave_quick_play(self, *, idempotency_key: str | None = None) -> Table:
+        return cast(
+            Table, await self._run(Call("DELETE", "quick-play", self.retry, write=True, key=idempotency_key))
+        )
 
     async def act(
         self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None

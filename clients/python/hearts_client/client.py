@@ -11,6 +11,7 @@ import httpx
 from httpx_sse import EventSource
 
 from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, Done, Retry, StreamState
+from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
     BotLevel,
@@ -234,6 +235,43 @@ class HeartsClient:
     def back(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
         """ "I'm back": a seat marked away is yours again."""
         return cast(Table, self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
+
+    def rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+        """After a finished game: ask for a rematch, or accept the one asked for. When every person
+        has, the answer's `rematch["table"]` is the new table (seats moved one place on)."""
+        return cast(Table, self._write(f"tables/{table_id}/rematch", {}, key=idempotency_key))
+
+    def quick_play(
+        self,
+        *,
+        options: dict[str, Any] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        bot_level: BotLevel | None = "basic",
+        wait_seconds: int = 20,
+        idempotency_key: str | None = None,
+    ) -> Table:
+        """A seat at a waiting table with these criteria, or a new one; after `wait_seconds` bots of
+        `bot_level` fill the open seats (None: the table closes). Follow it with `stream`."""
+        body = {
+            "options": options or {},
+            "clocks": clocks or {},
+            "bot_level": bot_level,
+            "wait_seconds": wait_seconds,
+        }
+        return cast(Table, self._write("quick-play", body, key=idempotency_key))
+
+    def waiting(self) -> Table | None:
+        """The table where you wait in quick play, or None."""
+        try:
+            return cast(Table, self._run(Call("GET", "quick-play", self.retry)))
+        except NotFound:
+            return None
+
+    def leave_quick_play(self, *, idempotency_key: str | None = None) -> Table:
+        """Leave the quick-play queue (404 `not_waiting` when you are not in it)."""
+        return cast(
+            Table, self._run(Call("DELETE", "quick-play", self.retry, write=True, key=idempotency_key))
+        )
 
     def act(
         self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None

@@ -103,6 +103,13 @@ class Game(TypedDict):
     legal_actions: NotRequired[LegalActions | None]
 
 
+class Rematch(TypedDict):
+    """After a game: the seats that asked for a rematch, and the rematch table once it started."""
+
+    asked: list[int]
+    table: int | None
+
+
 class Table(TypedDict):
     """A table as the caller sees it (`GET tables/{id}` and every write's answer)."""
 
@@ -115,6 +122,8 @@ class Table(TypedDict):
     seats: list[Seat]
     your_seat: int | None
     game: Game | None
+    rematch_of: int | None
+    rematch: Rematch | None
 
 
 class TableRow(TypedDict):
@@ -217,6 +226,9 @@ ErrorCode = Literal[
     "not_seated",
     "seat_taken",
     "table_full",
+    "already_waiting",
+    "not_waiting",
+    "invalid_wait",
     "table_not_open",
     "table_closed",
     "not_started",
@@ -445,6 +457,32 @@ class SeatBack(_Logged):
     seat: int
 
 
+class MatchFound(_Logged):
+    """Quick play: the table is full (bots took `bots` at the deadline): it starts."""
+
+    type: Literal["match_found"]
+    bots: list[int]
+
+
+class QuickPlayExpired(_Logged):
+    type: Literal["quick_play_expired"]
+
+
+class RematchProposed(_Logged):
+    type: Literal["rematch_proposed"]
+    seat: int
+
+
+class RematchAccepted(_Logged):
+    type: Literal["rematch_accepted"]
+    seat: int
+
+
+class RematchStarted(_Logged):
+    type: Literal["rematch_started"]
+    new_table: int
+
+
 class State(_Streamed):
     """First event of a table stream: the table as you see it."""
 
@@ -497,6 +535,11 @@ Event = Union[  # noqa: UP007 (a runtime alias)
     TurnTimedOut,
     SeatAway,
     SeatBack,
+    MatchFound,
+    QuickPlayExpired,
+    RematchProposed,
+    RematchAccepted,
+    RematchStarted,
     State,
     Tables,
     YourTurn,

@@ -313,6 +313,37 @@ export class HeartsClient {
     return this.call("POST", `tables/${tableId}/back`, { body: {}, write: true });
   }
 
+  /**
+   * After a finished game: ask for a rematch, or accept the one asked for. When every person has,
+   * the answer's `rematch.table` is the new table (seats moved one place on).
+   */
+  rematch(tableId: number): Promise<Table> {
+    return this.call("POST", `tables/${tableId}/rematch`, { body: {}, write: true });
+  }
+
+  /**
+   * A seat at a waiting table with these criteria, or a new one; after `wait_seconds` bots of
+   * `bot_level` fill the open seats (null: the table closes). Its events say `match_found`.
+   */
+  quickPlay(criteria: Schemas["QuickPlayRequest"] = {}): Promise<Table> {
+    return this.call("POST", "quick-play", { body: criteria, write: true });
+  }
+
+  /** The table where you wait in quick play, or undefined. */
+  async waiting(): Promise<Table | undefined> {
+    try {
+      return await this.call<Table>("GET", "quick-play");
+    } catch (error) {
+      if (error instanceof HeartsError && error.code === "not_waiting") return undefined;
+      throw error;
+    }
+  }
+
+  /** Leave the quick-play queue (404 `not_waiting` when you are not in it). */
+  leaveQuickPlay(): Promise<Table> {
+    return this.call("DELETE", "quick-play", { write: true });
+  }
+
   listTables(filters: { status?: string; open_seats?: boolean; mine?: boolean; cursor?: string } = {}): Promise<TablePage> {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, String(value));

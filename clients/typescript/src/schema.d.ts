@@ -95,6 +95,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/quick-play": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description POST /quick-play: play as soon as possible. You are seated at the oldest table of your app
+         *     waiting with the same options, clocks and bot level, or at a new one; the answer is that table.
+         *     It starts when its last seat is taken; when `wait_seconds` pass first, bots of `bot_level`
+         *     take the open seats and it starts (`bot_level` null: the table closes, `quick_play_expired`).
+         *     Either way its events (and your player stream) say `match_found` just before `game_started`.
+         *     You wait at one table at a time (409 already_waiting). GET: the table where you wait (404
+         *     not_waiting). DELETE: leave the queue.
+         */
+        get: operations["getQuickPlay"];
+        put?: never;
+        /**
+         * @description POST /quick-play: play as soon as possible. You are seated at the oldest table of your app
+         *     waiting with the same options, clocks and bot level, or at a new one; the answer is that table.
+         *     It starts when its last seat is taken; when `wait_seconds` pass first, bots of `bot_level`
+         *     take the open seats and it starts (`bot_level` null: the table closes, `quick_play_expired`).
+         *     Either way its events (and your player stream) say `match_found` just before `game_started`.
+         *     You wait at one table at a time (409 already_waiting). GET: the table where you wait (404
+         *     not_waiting). DELETE: leave the queue.
+         */
+        post: operations["quickPlay"];
+        /**
+         * @description POST /quick-play: play as soon as possible. You are seated at the oldest table of your app
+         *     waiting with the same options, clocks and bot level, or at a new one; the answer is that table.
+         *     It starts when its last seat is taken; when `wait_seconds` pass first, bots of `bot_level`
+         *     take the open seats and it starts (`bot_level` null: the table closes, `quick_play_expired`).
+         *     Either way its events (and your player stream) say `match_found` just before `game_started`.
+         *     You wait at one table at a time (409 already_waiting). GET: the table where you wait (404
+         *     not_waiting). DELETE: leave the queue.
+         */
+        delete: operations["leaveQuickPlay"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tables": {
         parameters: {
             query?: never;
@@ -840,6 +883,9 @@ export interface components {
          *     * `not_seated` - not_seated
          *     * `seat_taken` - seat_taken
          *     * `table_full` - table_full
+         *     * `already_waiting` - already_waiting
+         *     * `not_waiting` - not_waiting
+         *     * `invalid_wait` - invalid_wait
          *     * `table_not_open` - table_not_open
          *     * `table_closed` - table_closed
          *     * `not_started` - not_started
@@ -878,7 +924,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -916,6 +962,9 @@ export interface components {
              *     * `not_seated` - not_seated
              *     * `seat_taken` - seat_taken
              *     * `table_full` - table_full
+             *     * `already_waiting` - already_waiting
+             *     * `not_waiting` - not_waiting
+             *     * `invalid_wait` - invalid_wait
              *     * `table_not_open` - table_not_open
              *     * `table_closed` - table_closed
              *     * `not_started` - not_started
@@ -992,6 +1041,8 @@ export interface components {
             event_types?: string[];
             /** @description request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints */
             limit?: number;
+            /** @description already_waiting: the table where you wait */
+            table?: number;
             /** @description invalid_input: the fields at fault, each with its messages */
             fields?: {
                 [key: string]: unknown;
@@ -1271,6 +1322,8 @@ export interface components {
             version: number;
             seat: number | null;
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         /**
          * @description * `JD` - JD
          *     * `TD` - TD
@@ -1346,6 +1399,24 @@ export interface components {
             player: components["schemas"]["PlayerOut"];
             /** @description Bearer token: shown once, stored hashed */
             token: string;
+        };
+        /** @description What you want to play; every field has a default. */
+        QuickPlayRequest: {
+            /** @description Engine options (docs/rules.md) */
+            options?: components["schemas"]["TableOptionsRequest"];
+            /** @description Seconds for a pass, a play and a moon choice (null: none) */
+            clocks?: components["schemas"]["ClocksRequest"];
+            /**
+             * @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires
+             *
+             *     * `random` - random
+             *     * `basic` - basic
+             *     * `strong` - strong
+             *     * `expert` - expert
+             */
+            bot_level?: (components["schemas"]["BotLevelEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description How long to wait for people (default 20) */
+            wait_seconds?: number;
         };
         /**
          * @description * `token` - token
@@ -2357,6 +2428,54 @@ export interface components {
             id?: string;
         };
         /**
+         * @description Quick play: the table is full (or its wait ran out and bots took the open seats): it starts.
+         * @example {
+         *       "type": "match_found",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "bots": [
+         *         2,
+         *         3
+         *       ]
+         *     }
+         */
+        Event_match_found: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "match_found";
+            seq: number;
+            hand: number;
+            /** @description Seats bots took at the deadline */
+            bots: number[];
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description Quick play: the wait ran out with no bots asked for: the table closes.
+         * @example {
+         *       "type": "quick_play_expired",
+         *       "seq": 30,
+         *       "hand": 2
+         *     }
+         */
+        Event_quick_play_expired: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "quick_play_expired";
+            seq: number;
+            hand: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
          * @description After the game, a seated player asked for a rematch.
          * @example {
          *       "type": "rematch_proposed",
@@ -2619,9 +2738,9 @@ export interface components {
             id?: string;
         };
         /** @description An event of the table's log, as the caller may see it */
-        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"];
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"];
         /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
-        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
+        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
     parameters: never;
@@ -2986,6 +3105,256 @@ export interface operations {
             };
             /** @description Error codes: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getQuickPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_waiting` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    quickPlay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry key (1 to 128 printable ASCII characters): acts at most once */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["QuickPlayRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_option`, `invalid_clock`, `invalid_bot_level`, `invalid_wait`, `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `already_waiting` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    leaveQuickPlay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry key (1 to 128 printable ASCII characters): acts at most once */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_waiting` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
