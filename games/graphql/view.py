@@ -280,9 +280,16 @@ def _coded(message: str, code: str) -> dict[str, Any]:
 
 def _charge_request(request: HttpRequest) -> None:
     """Count one operation of this request's caller (its address without a bearer); also charged
-    once for a request that ran no root field, as a REST request is. RateLimited when over."""
+    once for a request that ran no root field, as a REST request is. RateLimited when over. The
+    answer carries the RateLimit fields of the last count."""
     principal: Principal | None = getattr(request, "principal", None)
-    if principal is None:
-        ratelimit.check_address(ratelimit.client_address(request.META))
-    else:
-        ratelimit.check_principal(principal)
+    try:
+        if principal is None:
+            quotas = ratelimit.check_address(ratelimit.client_address(request.META))
+        else:
+            quotas = ratelimit.check_principal(principal)
+    except ratelimit.RateLimited as exc:
+        request.rate_limit_headers = ratelimit.headers(exc.quotas)  # type: ignore[attr-defined]
+        raise
+    # The last count's fields go on the answer (hearts_service.limits.RateLimitHeaders), as in REST.
+    request.rate_limit_headers = ratelimit.headers(quotas)  # type: ignore[attr-defined]

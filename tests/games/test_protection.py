@@ -357,3 +357,29 @@ def test_aliases_are_capped(limits: dict[str, str]) -> None:
     r = _gql({"query": f"mutation {{ {aliases} }}"})
     assert r.status_code == 400
     assert r.json()["errors"][0]["extensions"] == {"code": "too_many_aliases", "limit": 30, "aliases": 31}
+
+
+def test_graphql_answers_carry_the_ratelimit_fields_too(limits: dict[str, str]) -> None:
+    token = guest("graphql")
+    limits["token"] = "3/hour"
+    seen = []
+    for _ in range(3):
+        answer = Client().post(
+            "/graphql/",
+            {"query": "query { me { kind } }"},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+        )
+        assert answer.status_code == 200 and "errors" not in answer.json()
+        policy, left = _fields(answer)
+        assert policy == {"token": (3, 3600)}
+        seen.append(left["token"][0])
+    assert seen == [2, 1, 0]
+    refused = Client().post(
+        "/graphql/",
+        {"query": "query { me { kind } }"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert refused.status_code == 429
+    assert _fields(refused)[1]["token"] == (0, int(refused["Retry-After"]))
