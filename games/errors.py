@@ -73,6 +73,8 @@ class Code(StrEnum):
     already_waiting = "already_waiting"
     not_waiting = "not_waiting"
     invalid_wait = "invalid_wait"
+    invite_invalid = "invite_invalid"
+    invite_expired = "invite_expired"
     table_not_open = "table_not_open"
     table_closed = "table_closed"
     not_started = "not_started"

@@ -116,6 +116,18 @@ class Table(models.Model):
         blank=True,
         help_text="Players who asked for (or accepted) a rematch of this finished game.",
     )
+    visibility = models.CharField(
+        max_length=8,
+        choices=[("public", "public"), ("unlisted", "unlisted"), ("private", "private")],
+        default="public",
+        help_text="public: listed; unlisted: not listed, open to its scope by id; private: named "
+        "players and invite codes only (docs/lobby.md).",
+    )
+    invited = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Players the creator named: they may see and join this table whatever its visibility.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -309,3 +321,20 @@ class QuickPlay(models.Model):
     player = models.OneToOneField(Player, on_delete=models.CASCADE, related_name="quick_play")
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="waiting")
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Invite(models.Model):
+    """An invite code to a table: random, shown once to its creator and stored as a SHA-256 hash
+    (like keys and tokens), with an optional expiry and number of uses; revoking it is final."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="invites")
+    code_hash = models.CharField(max_length=64, unique=True)
+    hint = models.CharField(max_length=8, help_text="The code's first characters, to tell codes apart.")
+    created_by = models.CharField(max_length=40, help_text="'player:<id>' or 'app:<id>'.")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    uses_left = models.PositiveIntegerField(null=True, blank=True, help_text="null: no limit.")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"invite {self.hint}... to table {self.table_id}"

@@ -16,6 +16,7 @@ from games.models import Hand, Move, Seat, Table, seat_of_player
 PAGE = 500  # most moves or events answered at once
 TABLE_STATUSES: tuple[str, ...] = tuple(Table.Status.values)
 OVER = (Table.Status.FINISHED, Table.Status.ABANDONED)  # a table that will never move again
+VISIBILITIES = ("public", "unlisted", "private")  # Table.visibility (docs/lobby.md)
 
 
 def is_over(table: Table) -> bool:
@@ -48,15 +49,37 @@ def seated_tables(principal: Principal, limit: int) -> list[dict[str, Any]]:
 
 
 def visible_tables(principal: Principal) -> QuerySet[Table]:
-    """An app sees its own tables; a player sees its app's tables (guests: the guest tables)."""
+    """An app sees its own tables; a player sees its app's tables (guests: the guest tables),
+    private ones only where they sit or were named (`may_see` checks one table)."""
     return Table.objects.filter(app=principal.app)
+
+
+def listed_tables(principal: Principal) -> QuerySet[Table]:
+    """The tables a list shows: every table of an app's own; for a player, the public tables of
+    their scope and those where they sit (unlisted and private tables are never listed otherwise)."""
+    tables = visible_tables(principal)
+    if principal.player is None:
+        return tables
+    seated = Seat.objects.filter(player=principal.player).values("table_id")
+    return tables.filter(Q(visibility="public") | Q(pk__in=seated))
+
+
+def may_enter(table: Table, player_id: int) -> bool:
+    """Whether a player of the table's scope may see and join it without an invite code: any
+    public or unlisted table, a private one only where they sit or were named."""
+    return table.visibility != "private" or player_id in table.invited or table.seat_of(player_id) is not None
+
+
+def may_see(table: Table, principal: Principal) -> bool:
+    """Whether this caller (already in the table's scope) may see the table: its app always."""
+    return principal.player is None or may_enter(table, principal.player.pk)
 
 
 def filtered_tables(
     principal: Principal, *, status: str | None = None, open_seats: bool = False, mine: bool = False
 ) -> QuerySet[Table]:
     """The caller's tables with the list filters of both APIs; a bad filter is `invalid_filter`."""
-    tables = visible_tables(principal)
+    tables = listed_tables(principal)
     if status:
         if status not in Table.Status.values:
             raise ServiceError(
@@ -91,7 +114,8 @@ def table_for(principal: Principal, table_id: int) -> Table:
     """A table the caller may see (one query: the seats are stored on the table row). Only reads:
     the adapters read through services.table_seen, which first acts on a clock that ran out."""
     table = visible_tables(principal).filter(pk=table_id).first()
-    if table is None:  # another app's table is indistinguishable from no table
+    if table is None or not may_see(table, principal):  # another app's table, or a private one,
+        # is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
     return table
 
@@ -145,6 +169,8 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "game": None,
         "rematch_of": table.rematch_of_id,
         "rematch": rematch_of(table),
+        "visibility": table.visibility,
+        "invited": table.invited,
     }
     if table.state is not None:
         parsed = state if state is not None else state_from_dict(table.state)

@@ -155,6 +155,8 @@ _TABLE_EXAMPLE: dict[str, Any] = {
     "game": None,
     "rematch_of": None,
     "rematch": None,
+    "visibility": "public",
+    "invited": [],
 }
 # An example of each event's own fields (a logged event also has `seq` and `hand`).
 EXAMPLES: dict[str, dict[str, Any]] = {

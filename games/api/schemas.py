@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from games.engine.options import OPTION_SPECS, OptionSpec
 from games.errors import Code
-from games.reads import TABLE_STATUSES
+from games.reads import TABLE_STATUSES, VISIBILITIES
 from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS
 
 F = serializers  # short alias: these classes are long lists of fields
@@ -41,7 +41,8 @@ class ErrorOut(F.Serializer):
     reason = F.CharField(
         required=False,
         help_text="bad_pass: count, duplicate, not_held or already_passed; "
-        "invalid_url: scheme, host, credentials, length or malformed",
+        "invalid_url: scheme, host, credentials, length or malformed; "
+        "invite_invalid: unknown, revoked or used_up",
     )
     fields_ = F.DictField(
         required=False, help_text="invalid_input: the fields at fault, each with its messages"
@@ -329,6 +330,11 @@ class TableOut(F.Serializer):
     game = GameOut(allow_null=True)
     rematch_of = F.IntegerField(allow_null=True, help_text="The finished table this one is the rematch of")
     rematch = RematchOut(allow_null=True, help_text="After the game: null until someone asks for a rematch")
+    visibility = F.ChoiceField(
+        choices=VISIBILITIES,
+        help_text="public: listed; unlisted: by id only; private: named players and invite codes",
+    )
+    invited = F.ListField(child=F.IntegerField(), help_text="Players the creator named")
 
 
 class TableRowOut(F.Serializer):
@@ -340,6 +346,7 @@ class TableRowOut(F.Serializer):
     deadline = F.DateTimeField(allow_null=True)
     seats = SeatOut(many=True)
     open_seats = F.IntegerField()
+    visibility = F.ChoiceField(choices=VISIBILITIES)
 
 
 class TablePageOut(F.Serializer):
@@ -517,6 +524,8 @@ STATUS_OF: dict[Code, int] = {
             Code.table_closed,
             Code.not_started,
             Code.not_finished,
+            Code.invite_invalid,
+            Code.invite_expired,
             Code.player_token_required,
             Code.app_key_required,
             Code.not_a_player_token,

@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games.api import exports, matchmaking, streams, tickets, views, webhooks
+from games.api import exports, invites, matchmaking, streams, tickets, views, webhooks
 from hearts_service.views import not_found
 
 
@@ -22,6 +22,21 @@ class IdConverter:
 
 register_converter(IdConverter, "id")
 
+
+class InviteCodeConverter:
+    """An invite code as token_urlsafe writes it (anything else matches no route: a JSON 404)."""
+
+    regex = "[A-Za-z0-9_-]{1,64}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(InviteCodeConverter, "code")
+
 urlpatterns = [
     path("guests", views.GuestsView.as_view()),
     path("players", views.PlayersView.as_view()),
@@ -38,6 +53,10 @@ urlpatterns = [
     path("tables/<id:table_id>/actions", views.ActionsView.as_view()),
     path("tables/<id:table_id>/back", views.BackView.as_view()),
     path("tables/<id:table_id>/rematch", views.RematchView.as_view()),
+    path("tables/<id:table_id>/invites", invites.InvitesView.as_view()),
+    path("tables/<id:table_id>/invites/<code:code>", invites.InviteView.as_view()),
+    path("invites/<code:code>", invites.InviteTableView.as_view()),
+    path("invites/<code:code>/join", invites.JoinByInviteView.as_view()),
     path("tables/<id:table_id>/scoresheet", views.ScoresheetView.as_view()),
     path("tables/<id:table_id>/moves", views.MovesView.as_view()),
     path("tables/<id:table_id>/events", views.EventsView.as_view()),

@@ -331,6 +331,19 @@ class TablesView(APIView):
             default=dict,
             help_text="Seconds for a pass, a play and a moon choice (null: no clock), and away_after",
         )
+        visibility = StrictChoiceField(
+            choices=list(reads.VISIBILITIES),
+            required=False,
+            default="public",
+            help_text="public (listed), unlisted (by id only) or private (named players and invite codes)",
+        )
+        invited = serializers.ListField(
+            child=StrictIntegerField(min_value=1),
+            required=False,
+            default=list,
+            max_length=20,
+            help_text="Players (of your app, or guests at a guest table) who may see and join it",
+        )
 
     @documented(
         op="listTables",
@@ -365,6 +378,7 @@ class TablesView(APIView):
                 "deadline": reads.iso(t.deadline),
                 "seats": t.seating,
                 "open_seats": sum(1 for s in t.seating if s["player"] is None and s["bot"] is None),
+                "visibility": t.visibility,
             }
             for t in page
         ]
@@ -402,6 +416,9 @@ class TablesView(APIView):
                 bots=bots,
                 clocks=data["clocks"],
                 app=principal.app,
+                visibility=data["visibility"],
+                invited=data["invited"],
+                creator=principal.player,
                 idempotency=idem,
             ),
             status=201,
@@ -465,9 +482,12 @@ class JoinView(_PlayerAction):
 
     @extend_schema_serializer(component_name="JoinTable")
     class JoinIn(VersionedIn):
-        """Take a seat: the lowest open one, or `position`."""
+        """Take a seat: the lowest open one, or `position`; `invite`: a code of this table."""
 
         position = StrictIntegerField(required=False, min_value=0, max_value=9)
+        invite = StrictCharField(
+            required=False, max_length=64, help_text="An invite code (a private table needs one unless named)"
+        )
 
     @documented(
         op="joinTable",
@@ -481,6 +501,8 @@ class JoinView(_PlayerAction):
             Code.already_seated,
             Code.seat_taken,
             Code.table_full,
+            Code.invite_invalid,
+            Code.invite_expired,
             Code.player_token_required,
         ),
     )
@@ -496,6 +518,7 @@ class JoinView(_PlayerAction):
                 position=data.get("position"),
                 expected_version=_expected_version(request, data),
                 scope=principal.app,
+                invite=data.get("invite"),
                 idempotency=idem,
             ),
         )
@@ -558,6 +581,7 @@ class BotsView(APIView):
                 table_id=table_id,
                 level=data["level"],
                 position=data.get("position"),
+                player=principal.player,
                 expected_version=_expected_version(request, data),
                 scope=principal.app,
                 idempotency=idem,

@@ -72,3 +72,8 @@ MoveKind = _enum(
     "What a logged move did",
 )
 ViewerKind = _enum("ViewerKind", ("app", "player"), "Who is calling: an app key or a player token")
+Visibility = _enum(
+    "Visibility",
+    ("public", "unlisted", "private"),
+    "Who finds a table: public (listed), unlisted (by id only), private (named players and invite codes)",
+)

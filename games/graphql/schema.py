@@ -15,7 +15,7 @@ from games import accounts, reads, services
 from games.accounts import Principal
 from games.engine import OPTION_SPECS
 from games.errors import ServiceError
-from games.graphql.enums import ViewerKind
+from games.graphql.enums import ViewerKind, Visibility
 from games.graphql.events import EVENT_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
@@ -106,6 +106,17 @@ class Query(graphene.ObjectType):
     )
     table = graphene.Field(Table, id=graphene.Int(required=True), description="Null when not yours to see")
     quick_play = graphene.Field(Table, description="The table where you wait in quick play, or null")
+    invites = graphene.List(
+        graphene.NonNull(lambda: Invite),
+        table_id=graphene.Int(required=True),
+        description="A table's usable invite codes (hints only), for its seated players or its app",
+    )
+    invite_table = graphene.Field(
+        Table,
+        code=graphene.String(required=True),
+        description="The table an invite code joins, as a spectator sees it (errors: invite_invalid, "
+        "invite_expired)",
+    )
     table_export = graphene.Field(
         GameExport,
         id=graphene.Int(required=True),
@@ -152,6 +163,14 @@ class Query(graphene.ObjectType):
                 end_cursor=edges[-1].cursor if edges else None,
             ),
         )
+
+    def resolve_invites(root: Any, info: Any, table_id: int) -> list[dict[str, Any]]:
+        p = _principal(info)
+        return services.invites_of(table_id=table_id, player=p.player, scope=p.app)
+
+    def resolve_invite_table(root: Any, info: Any, code: str) -> TableRef:
+        p = _principal(info)
+        return TableRef(p, services.table_by_code(code, p.app))
 
     def resolve_quick_play(root: Any, info: Any) -> TableRef | None:
         p = _principal(info)
@@ -304,8 +323,16 @@ def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
         bots=bots,
         clocks=_clocks(kw.get("clocks")),
         app=p.app,
+        visibility=_wire(kw.get("visibility")) or "public",
+        invited=kw.get("invited"),
+        creator=p.player,
         idempotency=idem,
     )
+
+
+def _wire(value: Any) -> Any:
+    """An enum argument as its wire value (graphene hands resolvers the enum member)."""
+    return getattr(value, "value", value)
 
 
 def _action(action: dict[str, Any]) -> Callable[..., Outcome]:
@@ -333,19 +360,26 @@ CreateTable = _mutation(
         "options": TableOptionsInput(),
         "bots": graphene.List(graphene.NonNull(BotSeat)),
         "clocks": ClocksInput(),
+        "visibility": Visibility(description="public (default), unlisted or private"),
+        "invited": graphene.List(
+            graphene.NonNull(graphene.Int),
+            description="Players of your scope who may see and join it (at most 20; else invalid_input)",
+        ),
     },
     _create,
 )
 JoinTable = _mutation(
     "JoinTable",
-    "Take a seat (the lowest open one unless position is given); a full table starts.",
-    {**_TABLE, "position": graphene.Int()},
+    "Take a seat (the lowest open one unless position is given); a full table starts. A private "
+    "table needs an invite code of it unless you were named.",
+    {**_TABLE, "position": graphene.Int(), "invite": graphene.String(description="An invite code")},
     lambda p, idem, **kw: services.seat_join(
         table_id=kw["table_id"],
         player=_player(p),
         position=kw.get("position"),
         expected_version=kw.get("expected_version"),
         scope=p.app,
+        invite=kw.get("invite"),
         idempotency=idem,
     ),
 )
@@ -369,6 +403,7 @@ AddBot = _mutation(
         table_id=kw["table_id"],
         level=_level(kw["level"]),
         position=kw.get("position"),
+        player=p.player,
         expected_version=kw.get("expected_version"),
         scope=p.app,
         idempotency=idem,
@@ -494,6 +529,91 @@ ChooseMoon = _mutation(
 )
 
 
+class Invite(graphene.ObjectType):
+    """An invite code as its creators see it: the code itself only in createInvite's answer."""
+
+    code = graphene.String(description="Shown once (only its hash is stored)")
+    hint = graphene.String(required=True, description="The code's first 4 characters")
+    table = graphene.Int(required=True)
+    created_at = graphene.String(required=True)
+    expires_at = graphene.String(description="Null: valid until revoked")
+    uses_left = graphene.Int(description="Null: no limit")
+
+
+class InvitePayload(graphene.ObjectType):
+    invite = graphene.Field(Invite, description="The new code (null on error)")
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+
+
+class CreateInvite(graphene.Mutation):
+    """A new invite code to an open table, by one of its seated players or its app: valid for
+    expiresIn seconds (60 to 2,592,000) and `uses` joins (1 to 1,000); left out, no limit."""
+
+    class Arguments:
+        table_id = graphene.Int(required=True)
+        expires_in = graphene.Int()
+        uses = graphene.Int()
+
+    Output = InvitePayload
+
+    def mutate(root: Any, info: Any, table_id: int, **kw: Any) -> InvitePayload:
+        try:
+            p = _principal(info)
+            made = services.invite_create(table_id=table_id, player=p.player, scope=p.app, **kw)
+            return InvitePayload(invite=made, errors=[])
+        except ServiceError as exc:
+            return InvitePayload(errors=[error_of(exc)])
+
+
+class RevokePayload(graphene.ObjectType):
+    revoked = graphene.Boolean(required=True)
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+
+
+class RevokeInvite(graphene.Mutation):
+    """Revoke an invite code of a table for good (its seated players or its app)."""
+
+    class Arguments:
+        table_id = graphene.Int(required=True)
+        code = graphene.String(required=True)
+
+    Output = RevokePayload
+
+    def mutate(root: Any, info: Any, table_id: int, code: str) -> RevokePayload:
+        try:
+            p = _principal(info)
+            services.invite_revoke(table_id=table_id, code=code, player=p.player, scope=p.app)
+            return RevokePayload(revoked=True, errors=[])
+        except ServiceError as exc:
+            return RevokePayload(revoked=False, errors=[error_of(exc)])
+
+
+class JoinByInvite(graphene.Mutation):
+    """Take a seat with an invite code alone (the code names its table): the lowest open seat,
+    or `position`."""
+
+    class Arguments:
+        code = graphene.String(required=True)
+        position = graphene.Int()
+        idempotency_key = graphene.String(description="A retry with the same key never acts twice")
+
+    Output = TablePayload
+
+    def mutate(root: Any, info: Any, **kwargs: Any) -> TablePayload:
+        return table_mutation(
+            info,
+            "JoinByInvite",
+            dict(kwargs),
+            lambda p, idem: services.join_by_invite(
+                code=kwargs["code"],
+                player=_player(p),
+                position=kwargs.get("position"),
+                scope=p.app,
+                idempotency=idem,
+            ),
+        )
+
+
 class CredentialPayload(graphene.ObjectType):
     player = graphene.Field(PlayerInfo)
     token = graphene.String(description="Bearer token: shown once, stored hashed")
@@ -601,6 +721,9 @@ class Mutation(graphene.ObjectType):
     rematch = Rematch.Field()
     quick_play = QuickPlay.Field()
     leave_quick_play = LeaveQuickPlay.Field()
+    create_invite = CreateInvite.Field()
+    revoke_invite = RevokeInvite.Field()
+    join_by_invite = JoinByInvite.Field()
 
 
 # The event types are reached through the Event interface only: named here so the schema has them.

@@ -23,6 +23,7 @@ from games.graphql.enums import (
     TableStatus,
     TieRule,
     Variant,
+    Visibility,
 )
 from games.graphql.events import EventsPage, HandRecord, MoonResult, PassInfo, key
 
@@ -236,6 +237,10 @@ class Table(graphene.ObjectType):
     game = graphene.Field(Game)
     rematch_of = graphene.Int(description="The finished table this one is the rematch of")
     rematch = graphene.Field(Rematch, description="After the game: null until someone asks for a rematch")
+    visibility = graphene.Field(Visibility, required=True)
+    invited = graphene.List(
+        graphene.NonNull(graphene.Int), required=True, description="Players the creator named"
+    )
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     moves = graphene.List(
         graphene.NonNull(Move),

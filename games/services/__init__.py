@@ -16,8 +16,10 @@ from games.services.common import (
     check_level,
     clocks_from,
 )
+from games.services.invites import invite_create, invite_revoke, invites_of, table_by_code
 from games.services.lobby import (
     bot_add,
+    join_by_invite,
     rematch,
     seat_join,
     seat_leave,
@@ -50,6 +52,10 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "invite_create",
+    "invite_revoke",
+    "invites_of",
+    "join_by_invite",
     "not_waiting",
     "quick_play",
     "quick_play_leave",
@@ -58,6 +64,7 @@ __all__ = [
     "seat_join",
     "seat_leave",
     "table_abandon",
+    "table_by_code",
     "table_create",
     "table_replay",
     "table_seen",

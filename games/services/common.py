@@ -16,7 +16,7 @@ from games import reads
 from games.accounts import Principal
 from games.engine import Event, State
 from games.errors import ServiceError
-from games.models import App, IdempotentRequest, Move, Seat, Table
+from games.models import App, IdempotentRequest, Move, Player, Seat, Table
 from games.services.record import schedule
 
 # Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away.
@@ -165,13 +165,17 @@ def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
         return Outcome(None, response=(prior.status, prior.body), replayed=True)
 
 
-def locked(table_id: int, scope: Scope, *, with_seats: bool = True) -> tuple[Table, list[Seat]]:
-    """The table row, locked until the transaction ends, and (when asked) its seats with their players."""
+def locked(
+    table_id: int, scope: Scope, *, with_seats: bool = True, player: Player | None = None
+) -> tuple[Table, list[Seat]]:
+    """The table row, locked until the transaction ends, and (when asked) its seats with their
+    players. With `player`, a private table they neither sit at nor were named to is not found."""
     tables = Table.objects.select_for_update(of=("self",)).filter(pk=table_id)
     if not isinstance(scope, Unscoped):
         tables = tables.filter(app=scope)
     table = tables.first()
-    if table is None:  # another app's table is indistinguishable from no table
+    if table is None or (player is not None and not reads.may_enter(table, player.pk)):
+        # another app's table, or a private one, is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
     if not with_seats:
         return table, []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from games import reads
 from games.engine import EngineError, Options, new_seed
 from games.errors import ServiceError
 from games.models import App, Move, Player, Seat, Table
@@ -26,6 +27,7 @@ from games.services.common import (
     require_open,
     run,
 )
+from games.services.invites import check_invited, check_visibility, redeem, table_of_code
 from games.services.record import log, public, schedule, seated, start_if_full
 
 Change = Callable[[Table, list[Seat]], None]
@@ -39,11 +41,13 @@ def _seat_change(
     change: Change,
     *,
     may_start: bool = True,
+    player: Player | None = None,
 ) -> Outcome:
-    """The one template of a change to an open table's seats (see the module's docstring)."""
+    """The one template of a change to an open table's seats (see the module's docstring); with
+    `player`, a private table that player may not enter is not found."""
 
     def act() -> Outcome:
-        table, seats = locked(table_id, scope)
+        table, seats = locked(table_id, scope, player=player)
         check_version(table, expected_version)
         require_open(table)
         change(table, seats)
@@ -75,10 +79,15 @@ def table_create(
     clocks: Mapping[str, Any] | None = None,
     seed: str | None = None,
     app: App | None = None,
+    visibility: str = "public",
+    invited: list[int] | None = None,
+    creator: Player | None = None,
     idempotency: Idempotency | None = None,
 ) -> Outcome:
     """A new open table; `bots` fills seats with bots of the given level at once (a table of
-    bots only starts at once)."""
+    bots only starts at once). `visibility` is public, unlisted or private; `invited` names
+    players of the same scope who may see and join it whatever its visibility, and the
+    `creator` (a player creating it, not an app) is named with them."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
@@ -89,10 +98,19 @@ def table_create(
         if type(position) is not int or not 0 <= position < opts.players:
             raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
         check_level(level)
+    check_visibility(visibility)
+    named = check_invited(invited, app)
+    if creator is not None:
+        named = sorted({*named, creator.pk})
 
     def act() -> Outcome:
         table = Table.objects.create(
-            app=app, options=opts.to_dict(), clocks=clock_set, seed=seed or new_seed()
+            app=app,
+            options=opts.to_dict(),
+            clocks=clock_set,
+            seed=seed or new_seed(),
+            visibility=visibility,
+            invited=named,
         )
         seats = Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
@@ -115,20 +133,49 @@ def seat_join(
     position: int | None = None,
     expected_version: int | None = None,
     scope: Scope = UNSCOPED,
+    invite: str | None = None,
     idempotency: Idempotency | None = None,
 ) -> Outcome:
-    """Seat a player (at `position`, or the lowest open seat); the game starts when every seat is taken."""
+    """Seat a player (at `position`, or the lowest open seat); the game starts when every seat is
+    taken. A private table takes only the players it named, or anyone with a valid `invite`
+    code of it (a code that is sent must be valid, whatever the table's visibility); a seat
+    taken with a code uses it once."""
 
     def change(table: Table, seats: list[Seat]) -> None:
+        ticket = redeem(table, invite, player) if invite is not None else None
+        if ticket is None and not reads.may_enter(table, player.pk):
+            raise ServiceError("not_found", "no such table", kind="not_found")
         if any(s.player_id == player.pk for s in seats):
             raise ServiceError("already_seated", "you already have a seat at this table", kind="conflict")
         seat = open_seat(seats, position)
         seat.player = player
         seat.save(update_fields=["player"])
+        if ticket is not None and ticket.uses_left is not None:
+            ticket.uses_left -= 1
+            ticket.save(update_fields=["uses_left"])
         event = public("seat_taken", seat=seat.position, player=player.pk, name=player.name)
         log(table, Move.Kind.JOIN, seat.position, {"player": player.pk}, [event])
 
     return _seat_change(table_id, scope, expected_version, idempotency, change)
+
+
+def join_by_invite(
+    *,
+    code: str,
+    player: Player,
+    position: int | None = None,
+    scope: Scope = UNSCOPED,
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """Take a seat with an invite code alone: the code names its table (in the caller's scope)."""
+    return seat_join(
+        table_id=table_of_code(code, scope),
+        player=player,
+        position=position,
+        scope=scope,
+        invite=code,
+        idempotency=idempotency,
+    )
 
 
 def bot_add(
@@ -136,17 +183,19 @@ def bot_add(
     table_id: int,
     level: str = "random",
     position: int | None = None,
+    player: Player | None = None,
     expected_version: int | None = None,
     scope: Scope = UNSCOPED,
     idempotency: Idempotency | None = None,
 ) -> Outcome:
-    """Put a bot in a seat (the lowest open seat unless `position` is given)."""
+    """Put a bot in a seat (the lowest open seat unless `position` is given). `player`: the
+    player asking (None: the app), who must be able to see a private table."""
     check_level(level)
 
     def change(table: Table, seats: list[Seat]) -> None:
         _seat_bot(table, open_seat(seats, position), level)
 
-    return _seat_change(table_id, scope, expected_version, idempotency, change)
+    return _seat_change(table_id, scope, expected_version, idempotency, change, player=player)
 
 
 def table_start(
@@ -169,7 +218,7 @@ def table_start(
             if not seat.taken:
                 _seat_bot(table, seat, fill_with)
 
-    return _seat_change(table_id, scope, expected_version, idempotency, change)
+    return _seat_change(table_id, scope, expected_version, idempotency, change, player=player)
 
 
 def seat_leave(
@@ -196,7 +245,9 @@ def seat_leave(
             [public("seat_left", seat=seat.position, player=player.pk)],
         )
 
-    return _seat_change(table_id, scope, expected_version, idempotency, change, may_start=False)
+    return _seat_change(
+        table_id, scope, expected_version, idempotency, change, may_start=False, player=player
+    )
 
 
 def table_abandon(
@@ -236,7 +287,7 @@ def rematch(
     rematch started, changes nothing."""
 
     def act() -> Outcome:
-        table, seats = locked(table_id, scope)
+        table, seats = locked(table_id, scope, player=player)
         if table.status != Table.Status.FINISHED:
             raise ServiceError("not_finished", "a rematch follows a finished game", kind="rules")
         seat = table.seat_of(player.pk)
@@ -261,7 +312,13 @@ def _rematch_table(table: Table, seats: list[Seat]) -> Table:
     """The rematch: a new table like `table`, each occupant one seat on, started at once."""
     players = len(seats)
     new = Table.objects.create(
-        app=table.app, options=table.options, clocks=table.clocks, seed=new_seed(), rematch_of=table
+        app=table.app,
+        options=table.options,
+        clocks=table.clocks,
+        seed=new_seed(),
+        rematch_of=table,
+        visibility=table.visibility,
+        invited=table.invited,
     )
     moved = sorted(
         Seat.objects.bulk_create(

@@ -74,7 +74,7 @@ def action_submit(
     payload = parsed.to_dict()
 
     def act() -> Outcome:
-        table, _ = locked(table_id, scope, with_seats=False)
+        table, _ = locked(table_id, scope, with_seats=False, player=player)
         seat = position
         if player is not None:
             seat = table.seat_of(player.pk)
@@ -128,7 +128,7 @@ def seat_back(
     Nothing changes (and the version stays) when the seat was not away."""
 
     def act() -> Outcome:
-        table, _ = locked(table_id, scope, with_seats=False)
+        table, _ = locked(table_id, scope, with_seats=False, player=player)
         seat = table.seat_of(player.pk)
         if seat is None:
             raise ServiceError("not_seated", "you have no seat at this table", kind="rules")

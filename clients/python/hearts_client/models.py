@@ -5,6 +5,7 @@ from typing import Any, Literal, NotRequired, TypedDict, Union, get_args, get_ty
 # -- tables -----------------------------------------------------------------------------------
 
 TableStatus = Literal["open", "passing", "playing", "moon_choice", "finished", "abandoned"]
+Visibility = Literal["public", "unlisted", "private"]
 Phase = Literal["passing", "playing", "moon_choice", "game_over"]
 BotLevel = Literal["random", "basic", "strong", "expert"]
 MoonChoice = Literal["subtract", "add"]
@@ -124,6 +125,8 @@ class Table(TypedDict):
     game: Game | None
     rematch_of: int | None
     rematch: Rematch | None
+    visibility: Visibility
+    invited: list[int]
 
 
 class TableRow(TypedDict):
@@ -135,6 +138,7 @@ class TableRow(TypedDict):
     deadline: str | None
     seats: list[Seat]
     open_seats: int
+    visibility: Visibility
 
 
 class TablePage(TypedDict):
@@ -229,6 +233,8 @@ ErrorCode = Literal[
     "already_waiting",
     "not_waiting",
     "invalid_wait",
+    "invite_invalid",
+    "invite_expired",
     "table_not_open",
     "table_closed",
     "not_started",

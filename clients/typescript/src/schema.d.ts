@@ -21,6 +21,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/invites/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /invites/{code}: the table a usable code joins, as a spectator sees it (so that whoever
+         *     holds a code of a private table can look before joining).
+         */
+        get: operations["getInviteTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites/{code}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description POST /invites/{code}/join: take a seat at the code's table with the code alone. */
+        post: operations["joinByInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -329,6 +366,47 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tables/{table_id}/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET and POST /tables/{id}/invites: a table's live codes, or a new code (by a seated player
+         *     or the table's app; the table must be open).
+         */
+        get: operations["listInvites"];
+        put?: never;
+        /**
+         * @description GET and POST /tables/{id}/invites: a table's live codes, or a new code (by a seated player
+         *     or the table's app; the table must be open).
+         */
+        post: operations["createInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tables/{table_id}/invites/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description DELETE /tables/{id}/invites/{code}: revoke a code for good. */
+        delete: operations["revokeInvite"];
         options?: never;
         head?: never;
         patch?: never;
@@ -761,6 +839,16 @@ export interface components {
             };
             /** @description Seconds for a pass, a play and a moon choice (null: no clock), and away_after */
             clocks?: components["schemas"]["ClocksRequest"];
+            /**
+             * @description public (listed), unlisted (by id only) or private (named players and invite codes)
+             *
+             *     * `public` - public
+             *     * `unlisted` - unlisted
+             *     * `private` - private Default: `"public"`.
+             */
+            visibility?: components["schemas"]["VisibilityEnum"];
+            /** @description Players (of your app, or guests at a guest table) who may see and join it */
+            invited?: number[];
         };
         /** @description A new webhook endpoint. */
         CreateWebhookRequest: {
@@ -886,6 +974,8 @@ export interface components {
          *     * `already_waiting` - already_waiting
          *     * `not_waiting` - not_waiting
          *     * `invalid_wait` - invalid_wait
+         *     * `invite_invalid` - invite_invalid
+         *     * `invite_expired` - invite_expired
          *     * `table_not_open` - table_not_open
          *     * `table_closed` - table_closed
          *     * `not_started` - not_started
@@ -924,7 +1014,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -965,6 +1055,8 @@ export interface components {
              *     * `already_waiting` - already_waiting
              *     * `not_waiting` - not_waiting
              *     * `invalid_wait` - invalid_wait
+             *     * `invite_invalid` - invite_invalid
+             *     * `invite_expired` - invite_expired
              *     * `table_not_open` - table_not_open
              *     * `table_closed` - table_closed
              *     * `not_started` - not_started
@@ -1013,7 +1105,7 @@ export interface components {
             clock?: string;
             /** @description invalid_bot_level: the levels */
             levels?: string[];
-            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length or malformed */
+            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length or malformed; invite_invalid: unknown, revoked or used_up */
             reason?: string;
             /** @description invalid_input: the field at fault */
             field?: string;
@@ -1216,11 +1308,60 @@ export interface components {
         HandsOut: {
             hands: components["schemas"]["HandOut"][];
         };
-        /** @description Take a seat: the lowest open one, or `position`. */
+        /** @description An invite code as its creators see it (the code itself only when it is created). */
+        InviteCreatedOut: {
+            /** @description The code's first 4 characters, to tell codes apart */
+            hint: string;
+            table: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description null: valid until revoked
+             */
+            expires_at: string | null;
+            /** @description null: no limit */
+            uses_left: number | null;
+            /** @description The code: shown once (only its hash is stored) */
+            code: string;
+        };
+        /** @description A new invite code: how long it is valid and how many joins it allows (absent: no limit). */
+        InviteInRequest: {
+            /** @description Seconds the code stays valid (absent: until revoked) */
+            expires_in?: number;
+            /** @description How many players may join with it (absent: any number) */
+            uses?: number;
+        };
+        InviteListOut: {
+            /** @description The codes still usable, oldest first */
+            invites: components["schemas"]["InviteOut"][];
+        };
+        /** @description An invite code as its creators see it (the code itself only when it is created). */
+        InviteOut: {
+            /** @description The code's first 4 characters, to tell codes apart */
+            hint: string;
+            table: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description null: valid until revoked
+             */
+            expires_at: string | null;
+            /** @description null: no limit */
+            uses_left: number | null;
+        };
+        /** @description Take a seat at the code's table: the lowest open one, or `position`. */
+        JoinByInviteInRequest: {
+            position?: number;
+        };
+        /** @description Take a seat: the lowest open one, or `position`; `invite`: a code of this table. */
         JoinTableRequest: {
             /** @description The version you saw */
             expected_version?: number;
             position?: number;
+            /** @description An invite code (a private table needs one unless named) */
+            invite?: string;
         };
         LegalOut: {
             type: components["schemas"]["LegalOutTypeEnum"];
@@ -1585,6 +1726,16 @@ export interface components {
             rematch_of: number | null;
             /** @description After the game: null until someone asks for a rematch */
             rematch: components["schemas"]["RematchOut"] | null;
+            /**
+             * @description public: listed; unlisted: by id only; private: named players and invite codes
+             *
+             *     * `public` - public
+             *     * `unlisted` - unlisted
+             *     * `private` - private
+             */
+            visibility: components["schemas"]["VisibilityEnum"];
+            /** @description Players the creator named */
+            invited: number[];
         };
         TablePageOut: {
             /** Format: uri */
@@ -1603,6 +1754,7 @@ export interface components {
             deadline: string | null;
             seats: components["schemas"]["SeatOut"][];
             open_seats: number;
+            visibility: components["schemas"]["VisibilityEnum"];
         };
         /**
          * @description * `open` - open
@@ -1643,6 +1795,13 @@ export interface components {
             /** @description The version you saw */
             expected_version?: number;
         };
+        /**
+         * @description * `public` - public
+         *     * `unlisted` - unlisted
+         *     * `private` - private
+         * @enum {string}
+         */
+        VisibilityEnum: "public" | "unlisted" | "private";
         WebhookListOut: {
             results: components["schemas"]["WebhookOut"][];
         };
@@ -2606,7 +2765,9 @@ export interface components {
          *         "your_seat": 0,
          *         "game": null,
          *         "rematch_of": null,
-         *         "rematch": null
+         *         "rematch": null,
+         *         "visibility": "public",
+         *         "invited": []
          *       }
          *     }
          */
@@ -2682,7 +2843,9 @@ export interface components {
          *           "your_seat": 0,
          *           "game": null,
          *           "rematch_of": null,
-         *           "rematch": null
+         *           "rematch": null,
+         *           "visibility": "public",
+         *           "invited": []
          *         }
          *       ]
          *     }
@@ -2791,6 +2954,180 @@ export interface operations {
             };
             /** @description Error codes: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getInviteTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `invite_invalid`, `invite_expired` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    joinByInvite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry key (1 to 128 printable ASCII characters): acts at most once */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["JoinByInviteInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key`, `invalid_seat` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `idempotency_key_reused`, `already_seated`, `seat_taken`, `table_full` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `table_not_open`, `invite_invalid`, `invite_expired`, `player_token_required` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4338,6 +4675,247 @@ export interface operations {
             };
         };
     };
+    listInvites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_seated` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InviteInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteCreatedOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_seated`, `table_not_open` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    revokeInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code: string;
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_seated`, `invite_invalid` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     joinTable: {
         parameters: {
             query?: never;
@@ -4420,7 +4998,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `table_not_open`, `player_token_required` */
+            /** @description Error codes: `table_not_open`, `invite_invalid`, `invite_expired`, `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
