@@ -13,6 +13,7 @@ from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
+from games import messages
 from games.errors import ServiceError
 from games.models import App, Player, PlayerToken
 
@@ -99,6 +100,23 @@ def player_create(*, app: App | None, name: str, external_id: str | None = "") -
     with transaction.atomic():
         player = Player.objects.create(app=app, name=name, external_id=external_id)
         return player, token_issue(player=player)
+
+
+def set_language(player: Player, language: object) -> Player:
+    """Set the language of a player's answers: one of settings.LANGUAGES, or "" to follow each
+    request's Accept-Language; anything else is `invalid_language`."""
+    known = messages.languages()
+    if not isinstance(language, str) or (language and language not in known):
+        raise ServiceError(
+            "invalid_language",
+            f"language must be one of {', '.join(known)}, or empty to follow Accept-Language",
+            kind="malformed",
+            field="language",
+            known=known,
+        )
+    player.language = language
+    player.save(update_fields=["language"])
+    return player
 
 
 def player_of(app: App, player_id: int) -> Player:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from games import messages
 from games.engine.errors import CODES as ENGINE_CODES
 from games.engine.errors import EngineError
 
@@ -82,6 +83,7 @@ class Code(StrEnum):
     player_token_required = "player_token_required"
     app_key_required = "app_key_required"
     not_a_player_token = "not_a_player_token"
+    invalid_language = "invalid_language"
     # -- webhooks --
     invalid_url = "invalid_url"
     invalid_event_type = "invalid_event_type"
@@ -134,7 +136,9 @@ def code(value: str) -> Code:
 class ServiceError(Exception):
     """A refused request. `kind` says what went wrong and maps to one HTTP status (STATUS); `code`
     is one of Code, stable and shared with the engine; `details` are structured fields of the
-    error (`version` with stale_version, `option` with invalid_option...)."""
+    error (`version` with stale_version, `option` with invalid_option...). `message` is the
+    precise English text; `detail` is what a client reads, in the request's language
+    (games/messages.py)."""
 
     def __init__(self, code_: str, message: str, *, kind: str, **details: Any) -> None:
         super().__init__(message)
@@ -146,9 +150,14 @@ class ServiceError(Exception):
     def status(self) -> int:
         return STATUS[Kind(self.kind)]
 
+    @property
+    def detail(self) -> str:
+        """The message in the active language (the request's): `message` itself in English."""
+        return messages.detail(self.code, self.message, self.details)
+
     def body(self) -> dict[str, Any]:
         """The error in the API's one shape: {"code", "detail", ...its structured fields}."""
-        return {"code": self.code, "detail": self.message, **self.details}
+        return {"code": self.code, "detail": self.detail, **self.details}
 
     def __reduce__(self) -> tuple[Any, ...]:  # picklable, so a task's failure reports cleanly
         return (_service_error, (self.code, self.message, self.kind, self.details))

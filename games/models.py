@@ -25,6 +25,12 @@ class Player(models.Model):
     app = models.ForeignKey(App, null=True, blank=True, on_delete=models.CASCADE, related_name="players")
     name = models.CharField(max_length=64)
     external_id = models.CharField(max_length=128, blank=True, help_text="The app's own id for this user.")
+    language = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="The language of this player's answers (settings.LANGUAGES); blank: Accept-Language.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -10,6 +10,8 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from games import messages
+
 
 class BodySizeLimit:
     """413 `request_too_large` for a declared Content-Length over the limit; a body sent without
@@ -23,7 +25,7 @@ class BodySizeLimit:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return JsonResponse({"code": "malformed_request", "detail": "bad Content-Length"}, status=400)
+            return JsonResponse(messages.body("malformed_request", "bad Content-Length"), status=400)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and length > limit:
             return too_large(limit)
@@ -32,7 +34,7 @@ class BodySizeLimit:
 
 def too_large(limit: int) -> JsonResponse:
     return JsonResponse(
-        {"code": "request_too_large", "detail": f"request bodies are at most {limit} bytes", "limit": limit},
+        messages.body("request_too_large", f"request bodies are at most {limit} bytes", limit=limit),
         status=413,
     )
 

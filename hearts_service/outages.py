@@ -8,6 +8,7 @@ from collections.abc import Callable
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from games import messages
 from games.errors import Code
 
 log = logging.getLogger(__name__)
@@ -18,9 +19,10 @@ UNAVAILABLE = (OperationalError, InterfaceError)
 
 def unavailable_body(graphql: bool) -> dict[str, object]:
     code = Code.service_unavailable.value
+    detail = messages.detail(code, DETAIL)
     if graphql:
-        return {"data": None, "errors": [{"message": DETAIL, "extensions": {"code": code}}]}
-    return {"code": code, "detail": DETAIL}
+        return {"data": None, "errors": [{"message": detail, "extensions": {"code": code}}]}
+    return {"code": code, "detail": detail}
 
 
 class DatabaseUnavailable:

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.conf.locale import LANG_INFO
 from django.core.exceptions import ImproperlyConfigured
 
 from hearts_service.env import env_bool, env_list
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "hearts_service.observability.RequestContextMiddleware",  # request id, log context, access log, latency
+    "django.middleware.locale.LocaleMiddleware",  # the answer's language from Accept-Language (LANGUAGES)
     "django.middleware.security.SecurityMiddleware",
     "hearts_service.limits.BodySizeLimit",  # 413 before anything reads an oversized body
     "hearts_service.limits.RateLimitHeaders",  # RateLimit-Policy and RateLimit on counted answers
@@ -248,7 +250,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# Error details come in these languages (games/messages.py; docs/errors.md, "Languages"): chosen by
+# Accept-Language, or by a player's own preference; English when neither names one of them.
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("mi", "Māori"),
+    ("eu", "Basque"),
+    ("ms", "Malay"),
+    ("ky", "Kyrgyz"),
+]
+# The translations are the games app's own (games/locale/<language>/LC_MESSAGES/django.po and the
+# compiled django.mo), found by Django as every app's are and shipped in its wheel (pyproject.toml).
+# Django knows every language above but Māori: a language it does not know is described from its
+# name here, so that get_language_info("mi") works.
+for _code, _name in LANGUAGES:
+    LANG_INFO.setdefault(_code, {"bidi": False, "code": _code, "name": _name, "name_local": _name})
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

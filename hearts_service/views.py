@@ -9,6 +9,7 @@ from django.db import DatabaseError, connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from games import messages
 from hearts_service.limits import too_large
 
 logger = logging.getLogger(__name__)
@@ -68,22 +69,22 @@ def readyz(request: HttpRequest) -> JsonResponse:
 @csrf_exempt  # also routed for unknown /api/ paths, whatever the method
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     """JSON 404 for any URL without a route, in the API's one error shape."""
-    return JsonResponse({"code": "not_found", "detail": "no such resource"}, status=404)
+    return JsonResponse(messages.body("not_found", "no such resource"), status=404)
 
 
 def server_error(request: HttpRequest) -> JsonResponse:
     """JSON 500 in the API's error shape; the cause goes to the log, never to the client."""
-    return JsonResponse({"code": "server_error", "detail": "internal error"}, status=500)
+    return JsonResponse(messages.body("server_error", "internal error"), status=500)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     """JSON 400 for what Django refuses before a view answers (an oversized chunked body, a bad host)."""
     if isinstance(exception, RequestDataTooBig):
         return too_large(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0)
-    return JsonResponse({"code": "malformed_request", "detail": "bad request"}, status=400)
+    return JsonResponse(messages.body("malformed_request", "bad request"), status=400)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> JsonResponse:
     """JSON 403 for a cookie-authenticated form without its CSRF token (only the admin uses
     cookies; the API authenticates with bearer tokens and is exempt)."""
-    return JsonResponse({"code": "csrf_failed", "detail": "CSRF verification failed"}, status=403)
+    return JsonResponse(messages.body("csrf_failed", "CSRF verification failed"), status=403)

@@ -11,20 +11,26 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from games import messages
 from games.accounts import Principal, principal_from_header
 from games.errors import ServiceError
 from games.infra import ratelimit
 
 
 class BearerAuthentication(authentication.BaseAuthentication):
-    """`Authorization: Bearer <app key or player token>`; the user is a Principal."""
+    """`Authorization: Bearer <app key or player token>`; the user is a Principal, and a player's
+    chosen language becomes the request's."""
 
     def authenticate(self, request: Request) -> tuple[Principal, None] | None:
         try:
             principal = principal_from_header(request.headers.get("Authorization", ""))
         except ServiceError as exc:  # DRF's own failure: a 401 with WWW-Authenticate
             raise exceptions.AuthenticationFailed(exc.message) from exc
-        return None if principal is None else (principal, None)
+        if principal is None:
+            return None
+        if principal.player is not None:
+            messages.prefer(principal.player.language)  # the player's language wins over Accept-Language
+        return principal, None
 
     def authenticate_header(self, request: Request) -> str:
         return "Bearer"

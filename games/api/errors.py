@@ -8,6 +8,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from games import messages
 from games.errors import Code, ServiceError
 from games.infra import metrics
 from games.infra.ratelimit import RateLimited
@@ -27,7 +28,8 @@ _CODE_OF_DRF = {
 
 
 def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's exception handler, reshaped: every error body has a stable `code` and a `detail`."""
+    """DRF's exception handler, reshaped: every error body has a stable `code` and a `detail` in
+    the request's language (games/messages.py)."""
     if isinstance(exc, RateLimited):
         metrics.refused(exc.body()["code"])
         return Response(exc.body(), status=429, headers={"Retry-After": str(exc.retry_after)})
@@ -40,8 +42,9 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     code = next((c for cls, c in _CODE_OF_DRF.items() if isinstance(exc, cls)), Code.invalid_request).value
     metrics.refused(code)
     if isinstance(exc, exceptions.ValidationError):
-        response.data = {"code": code, "detail": "the request body is not valid", "fields": response.data}
+        detail = messages.detail(code, "the request body is not valid")
+        response.data = {"code": code, "detail": detail, "fields": response.data}
     else:
         detail = response.data.get("detail", "") if isinstance(response.data, dict) else response.data
-        response.data = {"code": code, "detail": str(detail)}
+        response.data = {"code": code, "detail": messages.detail(code, str(detail))}
     return response

@@ -475,6 +475,7 @@ STATUS_OF: dict[Code, int] = {
             Code.invalid_cursor,
             Code.invalid_clock,
             Code.invalid_bot_level,
+            Code.invalid_language,
             Code.invalid_url,
             Code.invalid_event_type,
             Code.invalid_format,

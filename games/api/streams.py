@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
-from games import reads, services
+from games import messages, reads, services
 from games.accounts import Principal, principal_from_header, principal_from_ticket
 from games.api import fanout
 from games.api.auth import count_against_limits
@@ -399,6 +399,8 @@ async def _principal(request: HttpRequest, stream: str) -> Principal:
         raise ServiceError(
             "not_authenticated", "send 'Authorization: Bearer <key or token>' or a ?ticket=", kind="auth"
         )
+    if principal.player is not None:
+        messages.prefer(principal.player.language)  # its errors in the player's language
     await _db(count_against_limits, request, principal)  # opening a stream counts as a request
     return principal
 
@@ -430,7 +432,7 @@ async def table_stream(request: HttpRequest, table_id: int) -> HttpResponseBase:
     public events only for an app or an unseated player). A finished table with nothing left
     to send answers 204, which tells a browser's EventSource to stop reconnecting."""
     if request.method != "GET":
-        return JsonResponse({"code": "method_not_allowed", "detail": "use GET"}, status=405)
+        return JsonResponse(messages.body("method_not_allowed", "use GET"), status=405)
     try:
         framer = _framer(request)
         principal = await _principal(request, f"table:{table_id}")
@@ -454,7 +456,7 @@ async def player_stream(request: HttpRequest) -> HttpResponseBase:
     """GET /api/v1/me/stream: a player's events at every table they sit at, and `your_turn`
     whenever any of them waits for them."""
     if request.method != "GET":
-        return JsonResponse({"code": "method_not_allowed", "detail": "use GET"}, status=405)
+        return JsonResponse(messages.body("method_not_allowed", "use GET"), status=405)
     try:
         framer = _framer(request)
         principal = await _principal(request, "me")

@@ -1,4 +1,4 @@
-"""Stream tickets (opening an event stream without an Authorization header) and `GET me` (who is calling)."""
+"""Stream tickets (streams opened without an Authorization header) and `me`: who calls, in which language."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import accounts, reads
+from games import accounts, messages, reads
 from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.parsing import EmptyIn, validated
+from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
 from games.api.views import documented
 from games.errors import Code
 
@@ -44,6 +44,22 @@ class MeOut(F.Serializer):
     player = schemas.PlayerOut(allow_null=True, help_text="The player of a token; null for an app key")
     app = AppOut(allow_null=True, help_text="The player's or key's app; null for a guest")
     tables = MyTableOut(many=True, help_text="The player's unfinished tables, newest first (at most 100)")
+    language = F.CharField(
+        allow_null=True,
+        help_text="The language the player chose for error details (en, mi, eu, ms or ky); empty: "
+        "each request's Accept-Language chooses; null for an app key",
+    )
+
+
+class MeIn(StrictSerializer):
+    """What a player may change about themselves: the language of their error details."""
+
+    language = StrictCharField(
+        required=False,
+        allow_blank=True,
+        help_text="en, mi, eu, ms or ky: error details in that language, whatever Accept-Language "
+        "says; empty: follow Accept-Language again. Another value: 400 invalid_language",
+    )
 
 
 def _principal(request: Request) -> Principal:
@@ -102,19 +118,38 @@ class PlayerStreamTicketView(APIView):
 
 
 class MeView(APIView):
-    """GET /me: who the credentials belong to (a guest, an app's player, or an app) and the
-    player's unfinished tables; no secret."""
+    """GET /me: who the credentials belong to (a guest, an app's player, or an app), the player's
+    unfinished tables and chosen language; no secret. PATCH /me (player token): set the language."""
 
     permission_classes = [IsPrincipal]
 
     @documented(op="getMe", tag="players", ok=MeOut)
     def get(self, request: Request) -> Response:
+        return Response(_me(_principal(request)))
+
+    @documented(
+        op="updateMe",
+        tag="players",
+        ok=MeOut,
+        request=MeIn,
+        errors=(Code.invalid_language, Code.player_token_required),
+    )
+    def patch(self, request: Request) -> Response:
         principal = _principal(request)
-        player, app = principal.player, principal.app
-        body: dict[str, Any] = {
-            "kind": "app" if player is None else "guest" if app is None else "player",
-            "player": None if player is None else schemas.PlayerOut(player).data,
-            "app": None if app is None else {"id": app.pk, "name": app.name},
-            "tables": reads.seated_tables(principal, MY_TABLES),
-        }
-        return Response(body)
+        player = principal.require_player("only a player has a language: use a player's token")
+        data = validated(MeIn, request.data)
+        if "language" in data:
+            accounts.set_language(player, data["language"])
+            messages.changed(request._request, player.language)
+        return Response(_me(principal))
+
+
+def _me(principal: Principal) -> dict[str, Any]:
+    player, app = principal.player, principal.app
+    return {
+        "kind": "app" if player is None else "guest" if app is None else "player",
+        "player": None if player is None else schemas.PlayerOut(player).data,
+        "app": None if app is None else {"id": app.pk, "name": app.name},
+        "tables": reads.seated_tables(principal, MY_TABLES),
+        "language": None if player is None else player.language,
+    }

@@ -11,7 +11,7 @@ import graphene
 from graphene.utils.str_converters import to_camel_case
 
 from bots import LEVELS
-from games import accounts, reads, services
+from games import accounts, messages, reads, services
 from games.accounts import Principal
 from games.engine import OPTION_SPECS
 from games.errors import ServiceError
@@ -61,6 +61,10 @@ class Viewer(graphene.ObjectType):
     kind = graphene.Field(ViewerKind, required=True)
     app = graphene.Field(AppInfo, description="The app (null for a guest player)")
     player = graphene.Field(PlayerInfo)
+    language = graphene.String(
+        description="The language the player chose for error messages (en, mi, eu, ms or ky); empty: "
+        "each request's Accept-Language chooses; null for an app key"
+    )
 
 
 def _seen(info: Any, table_id: int) -> Any:
@@ -135,7 +139,8 @@ class Query(graphene.ObjectType):
             if p.player
             else None
         )
-        return Viewer(kind="app" if p.is_app else "player", app=app, player=player)
+        language = None if p.player is None else p.player.language
+        return Viewer(kind="app" if p.is_app else "player", app=app, player=player, language=language)
 
     def resolve_tables(
         root: Any,
@@ -199,7 +204,7 @@ _FIELD_DETAILS = ("option", "clock", "field")
 def error_of(exc: ServiceError) -> Error:
     """The typed error of a refusal; `field` is named as in the GraphQL input (`targetScore`)."""
     field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
-    return Error(code=exc.code, message=exc.message, field=to_camel_case(field) if field else None)
+    return Error(code=exc.code, message=exc.detail, field=to_camel_case(field) if field else None)
 
 
 class TablePayload(graphene.ObjectType):
@@ -703,11 +708,36 @@ class RevokeToken(graphene.Mutation):
             return CredentialPayload(errors=[error_of(exc)])
 
 
+class LanguagePayload(graphene.ObjectType):
+    language = graphene.String(description="The player's language now (empty: Accept-Language chooses)")
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+
+
+class SetLanguage(graphene.Mutation):
+    """Player token: the language of your error messages (en, mi, eu, ms or ky), whatever
+    Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language."""
+
+    class Arguments:
+        language = graphene.String(required=True)
+
+    Output = LanguagePayload
+
+    def mutate(root: Any, info: Any, language: str) -> LanguagePayload:
+        try:
+            player = _principal(info).require_player("only a player has a language: use a player's token")
+            accounts.set_language(player, language)
+            messages.changed(info.context, player.language)
+            return LanguagePayload(language=player.language, errors=[])
+        except ServiceError as exc:
+            return LanguagePayload(errors=[error_of(exc)])
+
+
 class Mutation(graphene.ObjectType):
     create_guest = CreateGuest.Field()
     create_player = CreatePlayer.Field()
     issue_token = IssueToken.Field()
     revoke_token = RevokeToken.Field()
+    set_language = SetLanguage.Field()
     create_table = CreateTable.Field()
     join_table = JoinTable.Field()
     leave_table = LeaveTable.Field()

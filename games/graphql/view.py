@@ -6,7 +6,8 @@ mistake is a 400 with its own code (never `internal_error`): `malformed_request`
 deeply nested), `invalid_request` (not an object with a string `query`: a batch, null, a number),
 `invalid_query` (syntax, unknown fields, unknown operation), `query_too_deep`,
 `query_too_complex`, `too_many_aliases`, `invalid_variables` (a variable of the wrong type), 405
-`method_not_allowed` (a mutation sent with GET), 415 `unsupported_media_type`.
+`method_not_allowed` (a mutation sent with GET), 415 `unsupported_media_type`. Every `message`
+is in the request's language, as REST's `detail` (games/messages.py).
 
 Rate limits count each root field executed (every alias of `createGuest` is one guest created,
 counted as one), so no request can do more than the caller's remaining allowance; a request that
@@ -39,6 +40,7 @@ from graphql import (
 from graphql.error import GraphQLSyntaxError
 from graphql.execution.values import get_variable_values
 
+from games import messages
 from games.accounts import Principal, bearer_secret, principal_from_header
 from games.errors import ServiceError
 from games.graphql.limits import limits_rule
@@ -160,6 +162,8 @@ class HeartsGraphQLView(GraphQLView):
         except ServiceError as exc:
             raise Refused(401, exc.code, exc.message) from exc
         if principal is not None:
+            if principal.player is not None:
+                messages.prefer(principal.player.language)  # wins over Accept-Language
             request.principal = principal  # type: ignore[attr-defined]
             request.bearer = bearer_secret(header)  # type: ignore[attr-defined]
 
@@ -257,25 +261,26 @@ class HeartsGraphQLView(GraphQLView):
         extensions = formatted.setdefault("extensions", {})
         if isinstance(original, ServiceError):
             extensions["code"] = original.code
-            formatted["message"] = original.message
+            formatted["message"] = original.detail
         elif isinstance(original, ratelimit.RateLimited):
             body = original.body()
             formatted["message"] = body.pop("detail")
             extensions.update(body)
         elif isinstance(original, outages.UNAVAILABLE):
             extensions["code"] = "service_unavailable"
-            formatted["message"] = outages.DETAIL
+            formatted["message"] = messages.detail("service_unavailable", outages.DETAIL)
         elif isinstance(error, GraphQLError) and original is None:
-            extensions.setdefault("code", "invalid_query")
+            code = extensions.setdefault("code", "invalid_query")
+            formatted["message"] = messages.detail(code, formatted["message"], extensions)
         else:
             log.error("GraphQL resolver failed", exc_info=original or error)
             extensions["code"] = "internal_error"
-            formatted["message"] = "internal error"
+            formatted["message"] = messages.detail("internal_error", "internal error")
         return formatted
 
 
 def _coded(message: str, code: str) -> dict[str, Any]:
-    return {"message": message, "extensions": {"code": code}}
+    return {"message": messages.detail(code, message), "extensions": {"code": code}}
 
 
 def _charge_request(request: HttpRequest) -> None:

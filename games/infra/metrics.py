@@ -29,6 +29,8 @@ from prometheus_client import (
     start_http_server,
 )
 
+from games import messages
+
 log = logging.getLogger(__name__)
 
 _FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -169,7 +171,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     if not _allowed(request):
         refused("metrics_forbidden", "metrics")
         return JsonResponse(
-            {"code": "metrics_forbidden", "detail": "metrics need the metrics token or a private address"},
+            messages.body("metrics_forbidden", "metrics need the metrics token or a private address"),
             status=403,
         )
     return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)

@@ -22,6 +22,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
+from games import messages
 from games.accounts import Principal
 from games.engine import state_from_dict
 from games.infra.notify import shared_redis
@@ -69,14 +70,10 @@ class RateLimited(Exception):
         self.quotas = quotas
 
     def body(self) -> dict[str, Any]:
-        return {
-            "code": "rate_limited",
-            "detail": f"too many requests for this {self.limit}: at most {self.rate.text}; "
-            f"retry after {self.retry_after} s",
-            "limit": self.limit,
-            "rate": self.rate.text,
-            "retry_after": self.retry_after,
-        }
+        limit, rate, retry = self.limit, self.rate.text, self.retry_after
+        fields: dict[str, Any] = {"limit": limit, "rate": rate, "retry_after": retry}
+        english = f"too many requests for this {limit}: at most {rate}; retry after {retry} s"
+        return {"code": "rate_limited", "detail": messages.detail("rate_limited", english, fields), **fields}
 
 
 # -- counting -------------------------------------------------------------------------------

@@ -350,6 +350,9 @@ def test_the_templates_and_graphiql_files_are_package_data_so_the_wheel_has_them
     ]
     named = {p for pattern in patterns for p in (root / "games").glob(pattern) if p.is_file()}
     served = {
-        p for folder in ("templates", "static") for p in (root / "games" / folder).rglob("*") if p.is_file()
+        p
+        for folder in ("templates", "static", "locale")  # locale: the translations of error details
+        for p in (root / "games" / folder).rglob("*")
+        if p.is_file()
     }
     assert served and served == named, sorted(str(p) for p in served ^ named)

@@ -25,7 +25,13 @@ def test_me_says_who_is_calling_and_where_they_sit_and_nothing_secret() -> None:
     token = guest["token"]
     me = client(token).get("/api/v1/me")
     assert me.status_code == 200
-    assert me.json() == {"kind": "guest", "player": guest["player"], "app": None, "tables": []}
+    assert me.json() == {
+        "kind": "guest",
+        "player": guest["player"],
+        "app": None,
+        "tables": [],
+        "language": "",
+    }
     body = {"bots": {"1": "basic", "2": "basic"}, "clocks": {"pass": None}}
     open_id = client(token).post("/api/v1/tables", body, format="json").json()["id"]
     version = client(token).post(f"/api/v1/tables/{open_id}/join", {"position": 3}, format="json").json()
@@ -39,7 +45,7 @@ def test_me_says_who_is_calling_and_where_they_sit_and_nothing_secret() -> None:
     assert mine["kind"] == "player" and mine["app"]["name"] == "Studio"
     assert mine["player"] == {"id": made["player"]["id"], "name": "Bo", "external_id": "u-7"}
     app = client(key).get("/api/v1/me").json()
-    assert app == {"kind": "app", "player": None, "app": mine["app"], "tables": []}
+    assert app == {"kind": "app", "player": None, "app": mine["app"], "tables": [], "language": None}
     for answer in (me, client(made["token"]).get("/api/v1/me"), client(key).get("/api/v1/me")):
         text = json.dumps(answer.json())
         assert "hk_" not in text and "token" not in text and "hash" not in text

@@ -165,12 +165,13 @@ class App(TypedDict):
 
 
 class Me(TypedDict):
-    """Who the credentials belong to, and the player's unfinished tables (`GET me`)."""
+    """Who the credentials belong to, the player's unfinished tables and chosen language (`GET me`)."""
 
     kind: Literal["guest", "player", "app"]
     player: Player | None
     app: App | None
     tables: list[MyTable]
+    language: str | None  # en, mi, eu, ms or ky; "": Accept-Language chooses; None for an app key
 
 
 class GameExport(TypedDict):
@@ -242,6 +243,7 @@ ErrorCode = Literal[
     "player_token_required",
     "app_key_required",
     "not_a_player_token",
+    "invalid_language",
     "invalid_url",
     "invalid_event_type",
     "too_many_webhooks",

@@ -66,8 +66,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description GET /me: who the credentials belong to (a guest, an app's player, or an app) and the
-         *     player's unfinished tables; no secret.
+         * @description GET /me: who the credentials belong to (a guest, an app's player, or an app), the player's
+         *     unfinished tables and chosen language; no secret. PATCH /me (player token): set the language.
          */
         get: operations["getMe"];
         put?: never;
@@ -75,7 +75,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * @description GET /me: who the credentials belong to (a guest, an app's player, or an app), the player's
+         *     unfinished tables and chosen language; no secret. PATCH /me (player token): set the language.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/api/v1/me/stream-tickets": {
@@ -983,6 +987,7 @@ export interface components {
          *     * `player_token_required` - player_token_required
          *     * `app_key_required` - app_key_required
          *     * `not_a_player_token` - not_a_player_token
+         *     * `invalid_language` - invalid_language
          *     * `invalid_url` - invalid_url
          *     * `invalid_event_type` - invalid_event_type
          *     * `too_many_webhooks` - too_many_webhooks
@@ -1014,7 +1019,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1064,6 +1069,7 @@ export interface components {
              *     * `player_token_required` - player_token_required
              *     * `app_key_required` - app_key_required
              *     * `not_a_player_token` - not_a_player_token
+             *     * `invalid_language` - invalid_language
              *     * `invalid_url` - invalid_url
              *     * `invalid_event_type` - invalid_event_type
              *     * `too_many_webhooks` - too_many_webhooks
@@ -1396,6 +1402,8 @@ export interface components {
             app: components["schemas"]["AppOut"] | null;
             /** @description The player's unfinished tables, newest first (at most 100) */
             tables: components["schemas"]["MyTableOut"][];
+            /** @description The language the player chose for error details (en, mi, eu, ms or ky); empty: each request's Accept-Language chooses; null for an app key */
+            language: string | null;
         };
         /**
          * @description * `guest` - guest
@@ -1498,6 +1506,11 @@ export interface components {
         PassOut: {
             to: number;
             cards: string[];
+        };
+        /** @description What a player may change about themselves: the language of their error details. */
+        PatchedMeInRequest: {
+            /** @description en, mi, eu, ms or ky: error details in that language, whatever Accept-Language says; empty: follow Accept-Language again. Another value: 400 invalid_language */
+            language?: string;
         };
         /** @description The fields of an endpoint to change; the others stay. */
         PatchedUpdateWebhookRequest: {
@@ -2990,6 +3003,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An invite code (anything else matches no route: 404) */
                 code: string;
             };
             cookie?: never;
@@ -3006,6 +3020,15 @@ export interface operations {
             };
             /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3054,6 +3077,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description An invite code (anything else matches no route: 404) */
                 code: string;
             };
             cookie?: never;
@@ -3178,6 +3202,96 @@ export interface operations {
             };
             /** @description Error codes: `not_authenticated`, `authentication_failed` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedMeInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_language` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4851,6 +4965,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An invite code (anything else matches no route: 404) */
                 code: string;
                 table_id: number;
             };
