@@ -1,18 +1,26 @@
-// The reference web client: a person plays Hearts against three bots through the public REST API
-// (/api/v1/) and the table's event stream (NDJSON read with fetch(), since EventSource cannot send
-// the Authorization header). Plain ES module, no build step, no dependencies.
+// The reference web client: a person plays Hearts through the public REST API (/api/v1/) and the
+// table's event stream (EventSource opened with a stream ticket; polling the events when streams
+// fail). Plain ES modules, no build step, no dependencies.
+
+import { totalsChart } from "./chart.js";
+import { LANGUAGES, language, preferredLanguage, setLanguage, t, tp } from "./i18n.js";
 
 const API = "/api/v1";
 const KEY = { token: "hearts.token", name: "hearts.name", table: "hearts.table" };
 
-const SUITS = { C: "clubs", D: "diamonds", S: "spades", H: "hearts" };
 const SUIT_SIGN = { C: "♣", D: "♦", S: "♠", H: "♥" };
 const SUIT_ORDER = "CDSH"; // alternating colours
 const RANKS = "23456789TJQKA";
-const RANK_NAMES = {
-  T: "10", J: "Jack", Q: "Queen", K: "King", A: "Ace",
-};
-const COMPASS = ["South", "West", "North", "East"]; // from your seat, in playing order
+// Every event type a table stream may send: EventSource hands each to its own listeners.
+const EVENT_TYPES = [
+  "state", "your_turn", "seat_taken", "seat_left", "bot_added", "game_started", "hand_started",
+  "cards_dealt", "pass_submitted", "cards_passed", "passes_complete", "cards_received", "card_played",
+  "hearts_broken", "trick_won", "trick_carried", "moon_shot", "moon_chosen", "hand_scored",
+  "hand_revealed", "game_over", "table_abandoned", "table_finished", "turn_timed_out", "seat_away",
+  "seat_back", "rematch_proposed", "rematch_accepted", "rematch_started",
+];
+const POLL_MS = 1000; // polling, when streams fail
+const POLL_FINISHED_MS = 2500; // a finished table's stream has ended: rematch news is polled
 
 const $ = (id) => document.getElementById(id);
 
@@ -21,11 +29,15 @@ const ui = {
   tableId: null, // the table followed
   table: null, // its last REST body
   lastEventId: null, // the stream position, to resume after a drop
-  stream: null, // AbortController of the open stream
+  feed: null, // how the table is followed: {source, polling, stopped}
   selected: new Set(), // cards chosen to pass
   busy: false, // an action is on its way
   acting: null, // ...and its promise
   finished: false,
+  review: false, // the last trick is shown instead of the current one
+  records: new Map(), // hand number -> the finished hand's record (passes revealed)
+  logged: [], // the events in the log, oldest first
+  fetchingRecord: new Set(),
 };
 
 // -- cards -------------------------------------------------------------------------------
@@ -36,9 +48,11 @@ function parseCard(card) {
   return { rank, suit: c[c.length - 1] };
 }
 
+const rankWord = (rank) => ("TJQKA".includes(rank) ? t(`rank.${rank}`) : rank);
+
 export function cardName(card) {
   const { rank, suit } = parseCard(card);
-  return `${RANK_NAMES[rank] || rank} of ${SUITS[suit]}`;
+  return t("card", { rank: rankWord(rank), suit: t(`suit.${suit}`) });
 }
 
 function cardLabel(card) {
@@ -55,12 +69,23 @@ export function sortHand(cards) {
   return [...cards].sort((a, b) => cardOrder(a) - cardOrder(b));
 }
 
+/** A card's face: its rank and suit in the corners and the suit large in the middle. */
 function cardFace(card) {
+  const { rank, suit } = parseCard(card);
+  const shown = rank === "T" ? "10" : rank;
+  const face = el("span", { class: `face suit-${suit}`, "aria-hidden": "true" });
+  face.append(
+    el("span", { class: "corner", text: `${shown}${SUIT_SIGN[suit]}` }),
+    el("span", { class: "pip", text: SUIT_SIGN[suit] }),
+    el("span", { class: "corner end", text: `${shown}${SUIT_SIGN[suit]}` }),
+  );
+  return face;
+}
+
+/** A small inline card, for lists (passes, tricks). */
+function miniCard(card) {
   const { suit } = parseCard(card);
-  const span = document.createElement("span");
-  span.className = `face suit-${suit}`;
-  span.textContent = cardLabel(card);
-  return span;
+  return el("span", { class: `mini suit-${suit}`, title: cardName(card), text: cardLabel(card) });
 }
 
 // -- small helpers -----------------------------------------------------------------------
@@ -84,6 +109,7 @@ function idempotencyKey() {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const reducedMotion = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
 function say(text, kind = "info") {
   const status = $("status");
@@ -101,7 +127,8 @@ class ApiError extends Error {
 }
 
 async function api(method, path, body, extraHeaders = {}) {
-  const headers = { Accept: "application/json", ...extraHeaders };
+  // Accept-Language: the service answers an error's detail in the page's language.
+  const headers = { Accept: "application/json", "Accept-Language": language(), ...extraHeaders };
   if (ui.token) headers.Authorization = `Bearer ${ui.token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
@@ -125,87 +152,139 @@ async function api(method, path, body, extraHeaders = {}) {
   return data;
 }
 
+const write = (path, body = {}) => api("POST", path, body, { "Idempotency-Key": idempotencyKey() });
+
 function showError(err) {
-  say(err instanceof ApiError ? err.message : `error: ${err.message || err}`, "error");
+  say(err instanceof ApiError ? err.message : `${t("error")}: ${err.message || err}`, "error");
 }
 
 // -- seats -------------------------------------------------------------------------------
 
+/** Where a seat sits as seen from yours (a spectator sees from seat 0): 0 is you, going left. */
+function relative(table, position) {
+  const n = table.seats.length;
+  return (position - (table.your_seat ?? 0) + n) % n;
+}
+
+function place(table, position) {
+  const n = table.seats.length;
+  if (table.your_seat !== null && n === 4) return t(`compass.${relative(table, position)}`);
+  return t("seat.n", { n: position + 1 });
+}
+
 function seatName(table, position) {
   const seat = table.seats[position];
-  const mine = table.your_seat;
-  const n = table.seats.length;
-  const where = mine === null ? `Seat ${position + 1}` : n === 4 ? COMPASS[(position - mine + n) % n] : `Seat ${position + 1}`;
-  if (position === mine) return `You (${seat.name || "you"})`;
-  if (seat.bot) return `${where} (${seat.bot} bot)`;
-  return seat.name ? `${where} (${seat.name})` : where;
+  if (position === table.your_seat) return t("seat.you", { name: seat.name || t("you") });
+  const where = place(table, position);
+  if (seat.bot) return t("seat.bot", { where, level: t(`level.${seat.bot}`) });
+  return seat.name ? t("seat.named", { where, name: seat.name }) : where;
 }
 
 function shortName(table, position) {
-  return position === table.your_seat ? "You" : seatName(table, position).split(" (")[0];
+  return position === table.your_seat ? t("you") : place(table, position);
 }
 
-// -- the stream --------------------------------------------------------------------------
-
-async function follow(tableId) {
-  ui.stream?.abort();
-  const controller = new AbortController();
-  ui.stream = controller;
-  let delay = 500;
-  let dropped = false;
-  while (!controller.signal.aborted && ui.tableId === tableId && !ui.finished) {
-    try {
-      const query = ui.lastEventId ? `&last_event_id=${encodeURIComponent(ui.lastEventId)}` : "";
-      const response = await fetch(`${API}/tables/${tableId}/stream?format=ndjson${query}`, {
-        headers: { Authorization: `Bearer ${ui.token}`, Accept: "application/x-ndjson" },
-        signal: controller.signal,
-      });
-      if (response.status === 204) {
-        ui.finished = true; // the table is over and nothing is left to read
-        scheduleRefresh();
-        return;
-      }
-      if (!response.ok) {
-        const body = await response.json().catch(() => ({}));
-        throw new ApiError(response.status, body);
-      }
-      delay = 500;
-      if (dropped) say(""); // back after a drop: nothing was missed
-      dropped = false;
-      await readLines(response.body, controller.signal);
-    } catch (err) {
-      if (controller.signal.aborted) return;
-      if (err instanceof ApiError && [400, 401, 404].includes(err.status)) {
-        showError(err);
-        if (err.code === "invalid_last_event_id") ui.lastEventId = null; // start afresh
-        else return;
-      }
-    }
-    if (controller.signal.aborted || ui.finished) return;
-    dropped = true;
-    say("Connection lost: reconnecting…", "warn");
-    await sleep(delay); // the stream dropped: resume after the last event received
-    delay = Math.min(delay * 2, 8000);
-  }
+/** A seat's spot on the oval table, as x and y between -1 and 1 (you at the bottom). */
+function spot(table, position) {
+  const angle = (2 * Math.PI * relative(table, position)) / table.seats.length;
+  return { x: -Math.sin(angle), y: Math.cos(angle) };
 }
 
-async function readLines(body, signal) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
+const at = (node, x, y) => {
+  node.style.left = `${x}%`;
+  node.style.top = `${y}%`;
+};
+
+// -- following the table: the event stream, or polling -----------------------------------
+
+function follow(tableId) {
+  stopFeed();
+  const feed = { tableId, source: null, polling: false, stopped: false, failures: 0 };
+  ui.feed = feed;
+  openStream(feed);
+}
+
+function stopFeed() {
+  if (!ui.feed) return;
+  ui.feed.stopped = true;
+  ui.feed.source?.close();
+  ui.feed = null;
+}
+
+async function openStream(feed) {
+  let url;
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done || signal.aborted) return;
-      buffer += value;
-      let newline;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, newline).trim();
-        buffer = buffer.slice(newline + 1);
-        if (line) onEvent(JSON.parse(line));
-      }
+    // A browser's EventSource cannot send the token: a 60-second ticket opens the stream instead.
+    ({ url } = await api("POST", `/tables/${feed.tableId}/stream-tickets`, {}));
+  } catch (err) {
+    if (feed.stopped) return;
+    if (err.status === 404 || err.status === 401) {
+      showError(err);
+      return;
     }
-  } finally {
-    reader.cancel().catch(() => {});
+    startPolling(feed); // no stream to be had: read the events instead
+    return;
+  }
+  if (feed.stopped) return;
+  if (ui.lastEventId) url += `${url.includes("?") ? "&" : "?"}last_event_id=${encodeURIComponent(ui.lastEventId)}`;
+  const source = new EventSource(url);
+  feed.source = source;
+  $("app").dataset.feed = "stream";
+  const handle = (message) => {
+    if (feed.stopped) return;
+    feed.failures = 0;
+    onEvent(JSON.parse(message.data));
+  };
+  for (const type of EVENT_TYPES) source.addEventListener(type, handle);
+  source.onmessage = handle;
+  source.onerror = () => {
+    if (feed.stopped) return;
+    if (ui.finished) {
+      // A finished table's stream ends: news of a rematch is read by polling.
+      source.close();
+      startPolling(feed);
+      return;
+    }
+    feed.failures += 1;
+    if (feed.failures >= 4) {
+      source.close();
+      startPolling(feed);
+    } else if (source.readyState === EventSource.CLOSED) {
+      // Refused (a ticket that expired, say): a new ticket, resuming after the last event.
+      say(t("status.reconnecting"), "warn");
+      setTimeout(() => !feed.stopped && openStream(feed), 500 * 2 ** feed.failures);
+    } else {
+      say(t("status.reconnecting"), "warn"); // EventSource tries again by itself
+      source.addEventListener("open", () => say(""), { once: true });
+    }
+  };
+}
+
+async function startPolling(feed) {
+  if (feed.stopped || feed.polling) return;
+  feed.polling = true;
+  $("app").dataset.feed = "poll";
+  let after = null;
+  let delay = POLL_MS;
+  while (!feed.stopped) {
+    try {
+      if (after === null) {
+        const table = await api("GET", `/tables/${feed.tableId}`);
+        after = table.version;
+        render(table);
+      }
+      const answer = await api("GET", `/tables/${feed.tableId}/events?after=${after}`);
+      if (feed.stopped) return;
+      for (const event of answer.events) onEvent(event);
+      after = answer.version;
+      delay = ui.finished ? POLL_FINISHED_MS : POLL_MS;
+      if (ui.finished && (ui.table?.rematch?.table || ui.table?.status === "abandoned")) return;
+    } catch (err) {
+      if (feed.stopped) return;
+      showError(err);
+      delay = Math.min(delay * 2, 8000);
+    }
+    await sleep(delay);
   }
 }
 
@@ -214,11 +293,12 @@ function onEvent(event) {
   if (event.id) ui.lastEventId = event.id;
   if (event.type === "state") {
     render(event.state);
-  } else {
-    logEvent(event);
-    if (event.type === "table_finished") ui.finished = true;
+    return;
   }
-  if (event.type !== "state") scheduleRefresh();
+  if (event.type === "hand_revealed" && event.record) ui.records.set(event.record.hand, event.record);
+  if (event.type === "table_finished") ui.finished = true;
+  logEvent(event);
+  scheduleRefresh();
 }
 
 // Events say that something changed; the REST table body is the one truth the page renders. A
@@ -236,6 +316,7 @@ function scheduleRefresh() {
       refreshAgain = false;
       await sleep(30);
       while (ui.acting) await ui.acting; // one request at a time: the action's answer comes first
+      if (!ui.tableId) break;
       try {
         render(await api("GET", `/tables/${ui.tableId}`));
       } catch (err) {
@@ -250,39 +331,49 @@ function scheduleRefresh() {
 
 function describe(event, table) {
   const who = (seat) => shortName(table, seat);
+  const cards = (list) => list.map(cardLabel).join(" ");
   switch (event.type) {
     case "hand_started":
-      return `Hand ${event.hand} dealt; pass ${event.pass_direction}.`;
+      return t("log.handStarted", { hand: event.hand, direction: t(`dir.${event.pass_direction}`) });
     case "pass_submitted":
-      return event.seat === table.your_seat ? null : `${who(event.seat)} passed.`;
+      return event.seat === table.your_seat ? null : t("log.passSubmitted", { who: who(event.seat) });
     case "cards_passed":
-      return `You passed ${event.cards.map(cardLabel).join(" ")} to ${who(event.to)}.`;
+      return t("log.cardsPassed", { cards: cards(event.cards), to: who(event.to) });
     case "cards_received":
-      return `You received ${event.cards.map(cardLabel).join(" ")} from ${who(event.from)}.`;
+      return t("log.cardsReceived", { cards: cards(event.cards), from: who(event.from) });
     case "passes_complete":
-      return "Every seat has passed: play begins.";
+      return t("log.passesComplete");
     case "card_played":
-      return `${who(event.seat)} played ${cardLabel(event.card)}.`;
+      return t("log.cardPlayed", { who: who(event.seat), card: cardLabel(event.card) });
     case "hearts_broken":
-      return "Hearts are broken.";
+      return t("log.heartsBroken");
     case "trick_won":
-      return `${who(event.seat)} won trick ${event.trick} (${event.points} point${event.points === 1 ? "" : "s"}).`;
+      return tp("log.trickWon", event.points, { who: who(event.seat), trick: event.trick });
     case "moon_shot":
-      return `${who(event.seat)} shot the moon!`;
+      return t("log.moonShot", { who: who(event.seat) });
     case "moon_chosen":
-      return `${who(event.seat)} chose to ${event.choice}.`;
+      return t(`log.moonChosen.${event.choice}`, { who: who(event.seat) });
     case "hand_scored":
-      return `Hand ${event.hand} scored: ${event.points.map((p, i) => `${who(i)} ${p}`).join(", ")}.`;
+      return t("log.handScored", {
+        hand: event.hand,
+        points: event.points.map((p, i) => `${who(i)} ${p}`).join(", "),
+      });
     case "turn_timed_out":
-      return `${who(event.seat)} ran out of time: the server acted for them.`;
+      return t("log.timedOut", { who: who(event.seat) });
     case "seat_away":
-      return `${who(event.seat)} is away: a bot plays for them.`;
+      return t("log.away", { who: who(event.seat) });
     case "seat_back":
-      return `${who(event.seat)} is back.`;
+      return t("log.back", { who: who(event.seat) });
     case "game_over":
-      return `Game over: ${event.winners.map(who).join(" and ")} won.`;
+      return t("log.gameOver", { who: event.winners.map(who).join(` ${t("and")} `) });
     case "table_abandoned":
-      return "The table was closed.";
+      return t("log.abandoned");
+    case "rematch_proposed":
+      return t("log.rematchProposed", { who: who(event.seat) });
+    case "rematch_accepted":
+      return t("log.rematchAccepted", { who: who(event.seat) });
+    case "rematch_started":
+      return t("log.rematchStarted", { table: event.new_table });
     default:
       return null;
   }
@@ -292,9 +383,17 @@ function logEvent(event) {
   if (!ui.table) return;
   const text = describe(event, ui.table);
   if (!text) return;
+  ui.logged.push(event); // kept, to be told again in another language
+  if (ui.logged.length > 300) ui.logged.shift();
   const log = $("log");
   log.prepend(el("li", { text, "data-type": event.type }));
   while (log.children.length > 300) log.lastChild.remove();
+}
+
+function retellLog() {
+  if (!ui.table) return;
+  const items = ui.logged.map((event) => el("li", { text: describe(event, ui.table), "data-type": event.type }));
+  $("log").replaceChildren(...items.reverse());
 }
 
 // -- rendering ---------------------------------------------------------------------------
@@ -308,88 +407,238 @@ function render(table) {
   app.dataset.phase = game ? game.phase : table.status;
   app.dataset.version = table.version;
   app.dataset.table = table.id;
+  app.dataset.role = table.your_seat === null ? "spectator" : "player";
   const legal = game?.legal_actions || null;
   app.dataset.myTurn = legal ? legal.type : "";
   $("table-id").textContent = table.id;
   $("hand-number").textContent = game ? game.hand_number : "–";
+  $("role").hidden = table.your_seat !== null;
   if (table.status === "finished" || table.status === "abandoned") ui.finished = true;
   renderSeats(table);
   renderTrick(table);
   renderHand(table);
   renderPass(table);
   $("moon-panel").hidden = legal?.type !== "moon";
+  renderOver(table);
+  renderPasses(table);
   renderTricks(table);
   renderSheet(table);
+  renderChart(table);
   renderTurn(table);
   const me = table.seats[table.your_seat];
   $("back").hidden = !me?.away;
+  wantRecords(table);
+}
+
+/** The page as it is, again: after the language changed. */
+function rerender() {
+  if (!ui.table) return;
+  const table = ui.table;
+  ui.table = null;
+  resetTrick();
+  render(table);
 }
 
 function renderSeats(table) {
   const game = table.game;
   const list = $("seats");
   list.replaceChildren();
+  const asked = new Set(table.rematch?.asked || []);
   table.seats.forEach((seat, i) => {
     const acting = game?.to_act?.includes(i);
-    const item = el(
-      "li",
-      { class: `seat${i === table.your_seat ? " mine" : ""}${acting ? " acting" : ""}`, "data-seat": i },
-      el("strong", { text: seatName(table, i) }),
-    );
+    const { x, y } = spot(table, i);
+    const side = x < -0.5 ? " side-left" : x > 0.5 ? " side-right" : ""; // held inside the rim
+    const item = el("li", {
+      class: `seat${i === table.your_seat ? " mine" : ""}${acting ? " acting" : ""}${side}`,
+      "data-seat": i,
+      "data-rel": relative(table, i),
+      "aria-label": seatName(table, i),
+    });
+    at(item, 50 + x * 41, 50 + y * 41);
+    const mine = i === table.your_seat;
+    item.append(el("strong", { class: "seat-name", text: mine ? t("you") : place(table, i) }));
+    const who = mine ? seat.name : seat.bot ? t("seat.botKind", { level: t(`level.${seat.bot}`) }) : seat.name;
+    if (who) item.append(el("span", { class: "seat-kind", text: who }));
     if (game) {
-      item.append(
-        el("span", { class: "muted", text: ` · this hand ${game.points_taken[i]} · score ${game.scores[i]}` }),
+      const line = el("span", { class: "seat-score" });
+      line.append(
+        el("span", { text: t("seat.score", { score: game.scores[i] }) }),
+        el("span", { "aria-hidden": "true", text: "·" }),
+        el("span", { class: "taken", text: t("seat.taken", { points: game.points_taken[i] }) }),
       );
-      if (game.phase === "passing" && game.passed) item.append(el("span", { text: game.passed[i] ? " · passed" : "" }));
+      item.append(line);
+      if (game.phase === "passing" && game.passed?.[i]) item.append(el("span", { class: "tag", text: t("seat.passed") }));
+      if (game.winners?.includes(i)) item.append(el("span", { class: "tag win", text: t("seat.winner") }));
     }
-    if (seat.away) item.append(el("span", { class: "away", text: " · away" }));
+    if (asked.has(i)) item.append(el("span", { class: "tag", text: t("seat.rematch") }));
+    if (seat.away) item.append(el("span", { class: "tag away", text: t("seat.away") }));
     list.append(item);
   });
 }
 
+// The trick in the middle: each card lies by the seat that played it. A card played since the
+// last render flies in from its seat; a trick taken slides to its winner. The page reads REST
+// after each burst of events, so one render may bring several cards and a finished trick.
+const trickView = { table: null, hand: null, done: 0, shown: new Map() };
+
+function resetTrick() {
+  $("trick").replaceChildren();
+  trickView.table = null;
+  trickView.hand = null;
+  trickView.shown.clear();
+}
+
+function trickCard(table, seat, card, order, animate) {
+  const { x, y } = spot(table, seat);
+  const item = el(
+    "li",
+    { class: "played", "data-seat": seat, "data-played": card, "aria-label": `${seatName(table, seat)}: ${cardName(card)}` },
+    cardFace(card),
+  );
+  const rest = [50 + x * 15, 50 + y * 21];
+  if (animate && !reducedMotion()) {
+    at(item, 50 + x * 42, 50 + y * 42);
+    item.classList.add("incoming");
+    item.style.transitionDelay = `${order * 110}ms`;
+    $("trick").append(item);
+    item.getBoundingClientRect(); // lay it out at the seat first, so that the move is animated
+    item.classList.remove("incoming");
+  } else {
+    $("trick").append(item);
+  }
+  at(item, ...rest);
+  return item;
+}
+
+function collect(table, items, winner, pause) {
+  const target = winner === null || winner === undefined ? { x: 0, y: 0 } : spot(table, winner);
+  const go = () => {
+    for (const item of items) {
+      item.classList.add("collected");
+      item.style.transitionDelay = "0ms";
+      at(item, 50 + target.x * 41, 50 + target.y * 41);
+    }
+    setTimeout(() => items.forEach((item) => item.remove()), reducedMotion() ? 0 : 520);
+  };
+  if (reducedMotion()) setTimeout(go, Math.min(pause, 400));
+  else setTimeout(go, pause);
+}
+
 function renderTrick(table) {
   const game = table.game;
-  const trick = $("trick");
+  const box = $("trick");
+  box.dataset.review = ui.review ? "true" : "false";
+  if (ui.review) {
+    renderReview(table);
+    return;
+  }
+  if (!game) {
+    resetTrick();
+    $("trick-note").textContent = "";
+    return;
+  }
+  if (trickView.table !== table.id || trickView.hand !== game.hand_number) {
+    const sameTable = trickView.table === table.id; // a new hand: its tricks are all to show
+    if (sameTable) collect(table, [...trickView.shown.values()], null, 0);
+    else box.replaceChildren(); // a table opened: what was played before is not animated
+    trickView.shown.clear();
+    trickView.table = table.id;
+    trickView.hand = game.hand_number;
+    trickView.done = sameTable ? 0 : game.tricks.length;
+  }
+  let order = 0;
+  const key = (seat, card) => `${seat}:${card}`;
+  // Tricks taken since the last render: show what had not been shown yet, then slide them away.
+  while (trickView.done < game.tricks.length) {
+    const trick = game.tricks[trickView.done];
+    trickView.done += 1;
+    const items = trick.cards.map(({ seat, card }) => {
+      const shown = trickView.shown.get(key(seat, card));
+      trickView.shown.delete(key(seat, card));
+      return shown || trickCard(table, seat, card, order++, true);
+    });
+    collect(table, items, trick.winner, 650 + order * 110);
+  }
+  for (const { seat, card } of game.trick) {
+    if (!trickView.shown.has(key(seat, card))) {
+      trickView.shown.set(key(seat, card), trickCard(table, seat, card, order++, true));
+    }
+  }
   const note = $("trick-note");
-  trick.replaceChildren();
-  note.textContent = "";
-  if (!game) return;
-  let cards = game.trick;
-  if (!cards.length && game.tricks.length) {
-    const last = game.tricks[game.tricks.length - 1]; // the trick just taken stays in view
-    cards = last.cards;
-    note.textContent = `${shortName(table, last.winner)} won trick ${game.tricks.length} (${last.points} point${last.points === 1 ? "" : "s"}).`;
-  } else if (!cards.length) {
-    note.textContent = game.phase === "passing" ? "Passing…" : "No card played yet.";
+  const last = game.tricks[game.tricks.length - 1];
+  if (game.trick.length) note.textContent = "";
+  else if (game.phase === "passing") note.textContent = t("trick.passing");
+  else if (last) note.textContent = tp("trick.won", last.points, { who: shortName(table, last.winner ?? 0), trick: game.tricks.length });
+  else note.textContent = game.winners ? "" : t("trick.none");
+  $("last-trick").disabled = !lastTrick(table);
+}
+
+/** The last trick taken: this hand's, or else the previous hand's (from its record). */
+function lastTrick(table) {
+  const game = table.game;
+  if (!game) return null;
+  const taken = game.tricks.filter((trick) => trick.winner !== null);
+  if (taken.length) return { ...taken[taken.length - 1], hand: game.hand_number, number: game.tricks.length };
+  const hand = game.winners ? game.hand_number : game.hand_number - 1;
+  const record = ui.records.get(hand);
+  if (!record?.tricks?.length) return null;
+  const n = table.seats.length;
+  const trick = record.tricks[record.tricks.length - 1];
+  return {
+    hand,
+    number: record.tricks.length,
+    winner: trick.winner,
+    points: null,
+    cards: trick.cards.map((card, i) => ({ seat: (trick.leader + i) % n, card })),
+  };
+}
+
+function renderReview(table) {
+  const box = $("trick");
+  box.replaceChildren();
+  trickView.shown.clear();
+  trickView.table = null;
+  const trick = lastTrick(table);
+  if (!trick) {
+    setReview(false);
+    return;
   }
-  for (const { seat, card } of cards) {
-    trick.append(
-      el(
-        "li",
-        { class: "played", "data-seat": seat, "data-played": card, "aria-label": `${shortName(table, seat)}: ${cardName(card)}` },
-        el("span", { class: "who", text: shortName(table, seat) }),
-        cardFace(card),
-      ),
-    );
-  }
+  for (const { seat, card } of trick.cards) trickCard(table, seat, card, 0, false);
+  const who = shortName(table, trick.winner ?? 0);
+  $("trick-note").textContent = t("trick.review", { hand: trick.hand, trick: trick.number, who });
+}
+
+function setReview(on) {
+  ui.review = on;
+  $("last-trick").setAttribute("aria-pressed", on ? "true" : "false");
+  $("felt").classList.toggle("reviewing", on);
+  if (!on) resetTrick();
+  if (ui.table) renderTrick(ui.table);
 }
 
 function renderHand(table) {
   const game = table.game;
   const hand = $("hand");
+  const active = document.activeElement;
+  const hadFocus = hand.contains(active);
+  const focused = active?.dataset?.card || null;
+  const focusIndex = hadFocus ? [...hand.children].indexOf(active) : -1;
   hand.replaceChildren();
-  if (!game || !game.hand) return;
+  $("hand-title").parentElement.hidden = !game?.hand?.length;
+  if (!game?.hand?.length) return;
   const legal = game.legal_actions;
   const playable = legal?.type === "play" ? new Set(legal.cards) : null;
   const passing = legal?.type === "pass";
   const received = new Set(game.received?.cards || []);
   for (const card of [...ui.selected]) if (!passing || !game.hand.includes(card)) ui.selected.delete(card);
+  const buttons = [];
   for (const card of sortHand(game.hand)) {
     const button = el("button", {
       type: "button",
       class: `card${received.has(card) ? " received" : ""}`,
       "data-card": card,
-      "aria-label": cardName(card) + (received.has(card) ? " (received)" : ""),
+      "aria-label": cardName(card) + (received.has(card) ? ` (${t("hand.received")})` : ""),
+      tabindex: "-1",
     });
     button.append(cardFace(card));
     if (passing) {
@@ -401,35 +650,136 @@ function renderHand(table) {
       button.addEventListener("click", () => act({ type: "play", card }));
     }
     hand.append(button);
+    buttons.push(button);
   }
+  // One card is in the tab order (roving tabindex); the arrow keys move between the others.
+  const enabled = buttons.filter((b) => !b.disabled);
+  const keep = enabled.find((b) => b.dataset.card === focused)
+    || (focusIndex >= 0 ? enabled.reduce((best, b) => (!best || Math.abs(buttons.indexOf(b) - focusIndex) < Math.abs(buttons.indexOf(best) - focusIndex) ? b : best), null) : null)
+    || enabled[0];
+  if (keep) keep.tabIndex = 0;
+  hand.tabIndex = keep ? -1 : 0;
+  if (hadFocus) (keep || hand).focus(); // keyboard players stay in their hand across renders
   const got = game.received;
-  $("received-note").textContent = got ? `· received ${got.cards.map(cardLabel).join(" ")} from ${shortName(table, got.from)}` : "";
+  $("received-note").textContent = got ? t("hand.receivedFrom", { cards: got.cards.map(cardLabel).join(" "), from: shortName(table, got.from) }) : "";
+}
+
+function moveFocus(event) {
+  const keys = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1, Home: -Infinity, End: Infinity };
+  if (!(event.key in keys)) return;
+  const cards = [...$("hand").querySelectorAll("[data-card]:not(:disabled)")];
+  if (!cards.length) return;
+  event.preventDefault();
+  const step = keys[event.key];
+  const now = cards.indexOf(document.activeElement);
+  let next;
+  if (step === -Infinity) next = 0;
+  else if (step === Infinity) next = cards.length - 1;
+  else next = now < 0 ? 0 : (now + step + cards.length) % cards.length;
+  for (const card of cards) card.tabIndex = -1;
+  cards[next].tabIndex = 0;
+  cards[next].focus();
+}
+
+function passTarget(table) {
+  const game = table.game;
+  const n = table.seats.length;
+  const offset = { left: 1, right: n - 1, across: 2 }[game.pass_direction];
+  return offset === undefined || table.your_seat === null ? null : (table.your_seat + offset) % n;
 }
 
 function renderPass(table) {
   const game = table.game;
   const panel = $("pass-panel");
-  const show = game?.phase === "passing";
+  const show = game?.phase === "passing" && table.your_seat !== null;
   panel.hidden = !show;
   if (!show) return;
   const legal = game.legal_actions;
-  const n = table.seats.length;
-  const offset = { left: 1, right: n - 1, across: 2 }[game.pass_direction];
-  const to = offset === undefined ? null : (table.your_seat + offset) % n;
-  const target = to === null ? "" : ` to ${shortName(table, to)}`;
+  const to = passTarget(table);
+  const params = { direction: t(`dir.${game.pass_direction}`), target: to === null ? "" : shortName(table, to) };
   if (legal?.type === "pass") {
-    const count = legal.count;
-    $("pass-direction").textContent = `Choose ${count} cards to pass ${game.pass_direction}${target} (${ui.selected.size} chosen).`;
-    $("pass").disabled = ui.busy || ui.selected.size !== count;
+    $("pass-direction").textContent = t("pass.choose", { ...params, count: legal.count, chosen: ui.selected.size });
+    $("pass").disabled = ui.busy || ui.selected.size !== legal.count;
     $("pass").hidden = false;
   } else {
     const mine = game.my_pass?.cards || [];
     $("pass-direction").textContent = mine.length
-      ? `You passed ${mine.map(cardLabel).join(" ")} ${game.pass_direction}${target}; waiting for the others.`
-      : "Waiting for the others to pass.";
+      ? t("pass.done", { ...params, cards: mine.map(cardLabel).join(" ") })
+      : t("pass.waiting");
     $("pass").hidden = true;
   }
   panel.dataset.direction = game.pass_direction;
+}
+
+// Who passed what to whom: your own pass and what you received in this hand; every seat's pass
+// of the hands that are over (their records are public then).
+function wantRecords(table) {
+  const game = table.game;
+  if (!game) return;
+  const last = game.winners ? game.hand_number : game.hand_number - 1;
+  for (const hand of [last, last - 1]) {
+    if (hand < 1 || ui.records.has(hand) || ui.fetchingRecord.has(hand)) continue;
+    ui.fetchingRecord.add(hand);
+    const tableId = table.id;
+    api("GET", `/tables/${tableId}/hands/${hand}`)
+      .then((answer) => {
+        if (answer.record && ui.tableId === tableId) {
+          ui.records.set(hand, answer.record);
+          renderPasses(ui.table);
+          if (ui.table) $("last-trick").disabled = !lastTrick(ui.table);
+        }
+      })
+      .catch(() => {})
+      .finally(() => ui.fetchingRecord.delete(hand));
+  }
+}
+
+function passLine(table, from, to, cards, hand) {
+  const item = el("li", { "data-hand": hand, "data-from": from, "data-to": to ?? "" });
+  item.append(el("span", { class: "who", text: t("passes.line", { from: shortName(table, from), to: to === null ? "" : shortName(table, to) }) }));
+  if (cards) for (const card of cards) item.append(" ", miniCard(card));
+  else item.append(" ", el("span", { class: "muted", text: t("passes.hidden") }));
+  return item;
+}
+
+function renderPasses(table) {
+  const box = $("passes");
+  box.replaceChildren();
+  const game = table?.game;
+  if (!game) return;
+  const n = table.seats.length;
+  const offsetOf = (direction) => ({ left: 1, right: n - 1, across: 2 }[direction]);
+  // This hand.
+  const now = el("div", { class: "pass-hand", "data-hand": game.hand_number });
+  now.append(el("h4", { text: t("passes.hand", { hand: game.hand_number, direction: t(`dir.${game.pass_direction}`) }) }));
+  const list = el("ul");
+  if (game.pass_direction === "hold" || offsetOf(game.pass_direction) === undefined) {
+    list.append(el("li", { class: "muted", text: t("passes.hold") }));
+  } else {
+    const off = offsetOf(game.pass_direction);
+    const revealed = game.winners ? ui.records.get(game.hand_number) : null;
+    table.seats.forEach((_, s) => {
+      const to = (s + off) % n;
+      if (revealed) list.append(passLine(table, s, to, revealed.passes[s].cards, game.hand_number));
+      else if (s === table.your_seat && game.my_pass) list.append(passLine(table, s, to, game.my_pass.cards, game.hand_number));
+      else if (to === table.your_seat && game.received) list.append(passLine(table, s, to, game.received.cards, game.hand_number));
+      else if (game.phase === "passing" && !game.passed?.[s] && s !== table.your_seat) list.append(el("li", { "data-from": s, class: "muted", text: t("passes.notYet", { who: shortName(table, s) }) }));
+      else if (s !== table.your_seat) list.append(passLine(table, s, to, null, game.hand_number));
+    });
+  }
+  now.append(list);
+  box.append(now);
+  // The hand before, all revealed.
+  const previous = ui.records.get(game.hand_number - 1);
+  if (previous && !game.winners) {
+    const old = el("div", { class: "pass-hand", "data-hand": previous.hand });
+    old.append(el("h4", { text: t("passes.hand", { hand: previous.hand, direction: t(`dir.${previous.pass_direction}`) }) }));
+    const items = el("ul");
+    if (previous.pass_direction === "hold") items.append(el("li", { class: "muted", text: t("passes.hold") }));
+    else previous.passes.forEach((pass, s) => items.append(passLine(table, s, pass.to, pass.cards, previous.hand)));
+    old.append(items);
+    box.append(old);
+  }
 }
 
 function renderTricks(table) {
@@ -442,12 +792,11 @@ function renderTricks(table) {
     item.append(el("span", { class: "muted", text: `${i + 1}. ` }));
     for (const { seat, card } of trick.cards) {
       const part = el("span", { class: "trick-card", title: `${seatName(table, seat)}: ${cardName(card)}` });
-      part.append(`${shortName(table, seat)} `, cardFace(card), " ");
+      part.append(`${shortName(table, seat)} `, miniCard(card), " ");
       item.append(part);
     }
-    item.append(
-      el("strong", { text: `→ ${shortName(table, trick.winner)}${trick.points ? ` (${trick.points})` : ""}` }),
-    );
+    const winner = trick.winner === null ? "–" : shortName(table, trick.winner);
+    item.append(el("strong", { text: `→ ${winner}${trick.points ? ` (${trick.points})` : ""}` }));
     list.append(item);
   });
 }
@@ -455,7 +804,7 @@ function renderTricks(table) {
 function renderSheet(table) {
   const game = table.game;
   const head = $("sheet-head");
-  head.replaceChildren(el("th", { scope: "col", text: "Hand" }));
+  head.replaceChildren(el("th", { scope: "col", text: t("sheet.hand") }));
   table.seats.forEach((_, i) => head.append(el("th", { scope: "col", "data-seat": i, text: shortName(table, i) })));
   const body = $("sheet-body");
   body.replaceChildren();
@@ -471,14 +820,62 @@ function renderSheet(table) {
   }
   const now = $("sheet-now");
   now.replaceChildren();
-  if (game) {
-    now.append(el("th", { scope: "row", text: "This hand" }));
+  if (game && !game.winners) {
+    now.append(el("th", { scope: "row", text: t("sheet.now") }));
     game.points_taken.forEach((p, i) => now.append(el("td", { "data-seat": i, text: String(p) })));
   }
-  const over = $("game-over");
-  over.hidden = !(game?.winners || table.status === "abandoned");
-  if (game?.winners) over.textContent = `Game over: ${game.winners.map((w) => shortName(table, w)).join(" and ")} won.`;
-  else if (table.status === "abandoned") over.textContent = "The table was closed.";
+}
+
+function renderChart(table) {
+  const game = table.game;
+  const rows = game?.scoresheet || [];
+  const box = $("chart");
+  if (String(rows.length) === box.dataset.hands && box.dataset.lang === language() && box.dataset.table === String(table.id)) return;
+  box.dataset.hands = rows.length;
+  box.dataset.lang = language();
+  box.dataset.table = table.id;
+  box.replaceChildren();
+  if (!rows.length) {
+    box.append(el("p", { class: "muted", text: t("chart.empty") }));
+    return;
+  }
+  const names = table.seats.map((_, i) => shortName(table, i));
+  box.append(
+    totalsChart({
+      rows,
+      names,
+      target: table.options?.target_score || 100,
+      title: t("chart.title"),
+      description: t("chart.description", {
+        totals: names.map((name, i) => `${name} ${rows[rows.length - 1].totals[i]}`).join(", "),
+      }),
+      handLabel: t("sheet.hand"),
+      mine: table.your_seat,
+    }),
+  );
+}
+
+function renderOver(table) {
+  const game = table.game;
+  const panel = $("over-panel");
+  const over = Boolean(game?.winners) || table.status === "abandoned";
+  panel.hidden = !over;
+  if (!over) return;
+  if (game?.winners) $("game-over").textContent = t("over.won", { who: game.winners.map((w) => shortName(table, w)).join(` ${t("and")} `) });
+  else $("game-over").textContent = t("over.closed");
+  const rematch = table.rematch;
+  const seated = table.your_seat !== null;
+  const asked = rematch?.asked || [];
+  $("rematch").hidden = !seated || table.status !== "finished" || asked.includes(table.your_seat) || Boolean(rematch?.table);
+  $("rematch").textContent = asked.length ? t("rematch.accept") : t("rematch.ask");
+  $("rematch-open").hidden = !rematch?.table;
+  if (rematch?.table) $("rematch-note").textContent = t("rematch.started", { table: rematch.table });
+  else if (asked.length) $("rematch-note").textContent = t("rematch.asked", { who: asked.map((s) => shortName(table, s)).join(", ") });
+  else $("rematch-note").textContent = seated ? t("rematch.offer") : "";
+  if (rematch?.table && seated && !ui.movingTo) {
+    ui.movingTo = rematch.table; // everyone said yes: on to the new table
+    setTimeout(() => open(rematch.table), 600);
+  }
 }
 
 // -- whose turn and the clock ------------------------------------------------------------
@@ -487,18 +884,13 @@ function renderTurn(table) {
   const game = table.game;
   const turn = $("turn");
   if (!game) {
-    turn.textContent = `Table ${table.status}.`;
+    turn.textContent = t(`status.${table.status}`);
   } else if (game.winners) {
-    turn.textContent = "The game is over.";
+    turn.textContent = t("turn.over");
   } else if (game.legal_actions) {
-    turn.textContent = {
-      pass: "Your turn: choose your pass.",
-      play: "Your turn: play a card.",
-      moon: "Your turn: choose how your moon scores.",
-    }[game.legal_actions.type];
+    turn.textContent = t(`turn.${game.legal_actions.type}`);
   } else if (game.to_act?.length) {
-    const names = game.to_act.map((s) => shortName(table, s)).join(", ");
-    turn.textContent = `Waiting for ${names}.`;
+    turn.textContent = t("turn.waiting", { who: game.to_act.map((s) => shortName(table, s)).join(", ") });
   } else {
     turn.textContent = "";
   }
@@ -514,8 +906,7 @@ function tick() {
     return;
   }
   const left = Math.max(0, Math.ceil((Date.parse(table.deadline) - Date.now()) / 1000));
-  const whose = table.game?.legal_actions ? "your" : "their";
-  line.textContent = `Clock: ${left} s left on ${whose} turn`;
+  line.textContent = t(table.game?.legal_actions ? "clock.yours" : "clock.theirs", { s: left });
   line.dataset.urgent = left <= 5 ? "true" : "false";
 }
 
@@ -540,7 +931,7 @@ async function submit(action) {
   render(ui.table);
   try {
     const body = { ...action, expected_version: ui.table.version };
-    const table = await api("POST", `/tables/${ui.tableId}/actions`, body, { "Idempotency-Key": idempotencyKey() });
+    const table = await write(`/tables/${ui.tableId}/actions`, body);
     if (action.type === "pass") ui.selected.clear();
     say("");
     ui.busy = false;
@@ -553,10 +944,22 @@ async function submit(action) {
   }
 }
 
+async function askRematch() {
+  $("rematch").disabled = true;
+  try {
+    render(await write(`/tables/${ui.tableId}/rematch`));
+    say("");
+  } catch (err) {
+    showError(err);
+  } finally {
+    $("rematch").disabled = false;
+  }
+}
+
 async function ensureGuest(name) {
   if (ui.token && localStorage.getItem(KEY.name) === name) {
     try {
-      await api("GET", "/tables?mine=true");
+      await api("GET", "/me");
       return;
     } catch (err) {
       if (err.status !== 401) throw err;
@@ -569,21 +972,36 @@ async function ensureGuest(name) {
   localStorage.setItem(KEY.name, name);
 }
 
+/** Any working token: a visitor who opens a table by its address gets a guest of their own. */
+async function ensureToken() {
+  const name = localStorage.getItem(KEY.name) || t("guest");
+  if (ui.token) {
+    try {
+      await api("GET", "/me");
+      return;
+    } catch (err) {
+      if (err.status !== 401) throw err;
+      ui.token = null;
+    }
+  }
+  await ensureGuest(name);
+}
+
 async function createGame(event) {
   event.preventDefault();
-  const name = $("name").value.trim() || "Guest";
+  const name = $("name").value.trim() || t("guest");
   const level = $("level").value;
   const clock = $("clock").value;
   const seconds = clock === "none" ? null : Number(clock);
   $("create").disabled = true;
-  say("Creating a table…");
+  say(t("status.creating"));
   try {
     await ensureGuest(name);
     const bots = Object.fromEntries([1, 2, 3].map((s) => [String(s), level]));
     const clocks = { pass: seconds && seconds * 2, play: seconds, moon: seconds };
     const options = { target_score: Number($("target").value) };
-    const created = await api("POST", "/tables", { options, bots, clocks }, { "Idempotency-Key": idempotencyKey() });
-    await api("POST", `/tables/${created.id}/join`, { expected_version: created.version }, { "Idempotency-Key": idempotencyKey() });
+    const created = await write("/tables", { options, bots, clocks });
+    await write(`/tables/${created.id}/join`, { expected_version: created.version });
     say("");
     open(created.id);
   } catch (err) {
@@ -594,30 +1012,46 @@ async function createGame(event) {
 }
 
 function open(tableId) {
+  stopFeed();
   ui.tableId = tableId;
   ui.table = null;
   ui.lastEventId = null;
   ui.finished = false;
+  ui.movingTo = null;
+  ui.records.clear();
   ui.selected.clear();
+  setReview(false);
+  resetTrick();
   localStorage.setItem(KEY.table, String(tableId));
+  const address = new URL(window.location.href);
+  address.searchParams.set("table", tableId);
+  window.history.replaceState(null, "", address); // the address opens this table again
   $("log").replaceChildren();
+  ui.logged = [];
+  $("chart").replaceChildren();
+  delete $("chart").dataset.hands;
   $("lobby").hidden = true;
   $("resume-line").hidden = true;
   $("table").hidden = false;
-  $("whoami").textContent = `Playing as ${localStorage.getItem(KEY.name) || "guest"}`;
+  showWho();
   follow(tableId);
 }
 
 function leave() {
-  ui.stream?.abort();
+  stopFeed();
   const left = ui.finished ? null : ui.tableId; // a game still going can be taken up again
+  const seated = ui.table?.your_seat !== null && ui.table?.your_seat !== undefined;
   ui.tableId = null;
   ui.table = null;
-  if (!left) localStorage.removeItem(KEY.table);
+  resetTrick();
+  if (!left || !seated) localStorage.removeItem(KEY.table);
+  const address = new URL(window.location.href);
+  address.searchParams.delete("table");
+  window.history.replaceState(null, "", address);
   $("table").hidden = true;
   $("lobby").hidden = false;
   $("app").dataset.phase = "lobby";
-  offerResume(left);
+  offerResume(seated ? left : null);
 }
 
 function offerResume(tableId) {
@@ -625,24 +1059,66 @@ function offerResume(tableId) {
   $("resume-line").hidden = !tableId;
 }
 
+function showWho() {
+  const name = localStorage.getItem(KEY.name);
+  $("whoami").textContent = ui.token && name ? t("whoami", { name }) : "";
+}
+
+function showRules() {
+  const box = $("rules-text");
+  box.replaceChildren();
+  for (const part of ["deal", "passing", "follow", "hearts", "points", "moon", "end"]) {
+    box.append(el("h4", { text: t(`rules.${part}.title`) }), el("p", { text: t(`rules.${part}`) }));
+  }
+}
+
+async function changeLanguage(code) {
+  await setLanguage(code);
+  $("lang").value = code;
+  showRules();
+  showWho();
+  rerender();
+  retellLog();
+}
+
 async function start() {
+  const lang = preferredLanguage();
+  await setLanguage(lang);
+  $("lang").value = lang;
+  showRules();
+  $("lang").addEventListener("change", () => changeLanguage($("lang").value).catch(showError));
   $("name").value = localStorage.getItem(KEY.name) || "";
-  if (ui.token && $("name").value) $("whoami").textContent = `Playing as ${$("name").value}`;
+  showWho();
   $("new-game").addEventListener("submit", createGame);
   $("pass").addEventListener("click", () => act({ type: "pass", cards: [...ui.selected] }));
   for (const button of document.querySelectorAll("[data-moon]")) {
     button.addEventListener("click", () => act({ type: "moon", choice: button.dataset.moon }));
   }
+  $("hand").addEventListener("keydown", moveFocus);
   $("leave").addEventListener("click", leave);
+  $("last-trick").addEventListener("click", () => setReview(!ui.review));
+  $("rematch").addEventListener("click", askRematch);
+  $("rematch-open").addEventListener("click", () => ui.table?.rematch?.table && open(ui.table.rematch.table));
   $("resume").addEventListener("click", () => open(Number($("resume-id").textContent)));
   $("back").addEventListener("click", async () => {
     try {
-      render(await api("POST", `/tables/${ui.tableId}/back`, {}, { "Idempotency-Key": idempotencyKey() }));
+      render(await write(`/tables/${ui.tableId}/back`));
     } catch (err) {
       showError(err);
     }
   });
   setInterval(tick, 250);
+  // /play/?table=12 opens that table: your seat if you have one there, else as a spectator.
+  const asked = Number(new URLSearchParams(window.location.search).get("table"));
+  if (asked) {
+    try {
+      await ensureToken();
+      open(asked);
+    } catch (err) {
+      showError(err);
+    }
+    return;
+  }
   // Back to the table of the last visit, if it is still going.
   const saved = Number(localStorage.getItem(KEY.table));
   if (ui.token && saved) {
@@ -655,4 +1131,5 @@ async function start() {
   }
 }
 
+export { LANGUAGES };
 start();
