@@ -419,6 +419,7 @@ function render(table) {
   renderHand(table);
   renderPass(table);
   $("moon-panel").hidden = legal?.type !== "moon";
+  renderWait(table);
   renderOver(table);
   renderPasses(table);
   renderTricks(table);
@@ -457,7 +458,11 @@ function renderSeats(table) {
     at(item, 50 + x * 41, 50 + y * 41);
     const mine = i === table.your_seat;
     item.append(el("strong", { class: "seat-name", text: mine ? t("you") : place(table, i) }));
-    const who = mine ? seat.name : seat.bot ? t("seat.botKind", { level: t(`level.${seat.bot}`) }) : seat.name;
+    let who = mine ? seat.name : seat.bot ? t("seat.botKind", { level: t(`level.${seat.bot}`) }) : seat.name;
+    if (!seat.bot && seat.player === null) {
+      who = t("seat.empty");
+      item.classList.add("empty");
+    }
     if (who) item.append(el("span", { class: "seat-kind", text: who }));
     if (game) {
       const line = el("span", { class: "seat-score" });
@@ -878,6 +883,22 @@ function renderOver(table) {
   }
 }
 
+/** An open table you sit at: a quick-play table waits for people until its deadline; a table of
+ * yours waits for the friends you invite, or starts now with bots. */
+function renderWait(table) {
+  const waiting = table.status === "open" && table.your_seat !== null;
+  $("wait-panel").hidden = !waiting;
+  if (!waiting) {
+    $("invite-out").hidden = true;
+    return;
+  }
+  const quick = Boolean(table.deadline);
+  $("quick-cancel").hidden = !quick;
+  $("invite").hidden = quick;
+  $("start-now").hidden = quick;
+  if (!quick) $("wait-note").textContent = t("wait.invite");
+}
+
 // -- whose turn and the clock ------------------------------------------------------------
 
 function renderTurn(table) {
@@ -906,6 +927,11 @@ function tick() {
     return;
   }
   const left = Math.max(0, Math.ceil((Date.parse(table.deadline) - Date.now()) / 1000));
+  if (table.status === "open") {
+    line.textContent = ""; // a quick-play table's deadline: the end of the wait for people
+    $("wait-note").textContent = t("wait.quick", { s: left });
+    return;
+  }
   line.textContent = t(table.game?.legal_actions ? "clock.yours" : "clock.theirs", { s: left });
   line.dataset.urgent = left <= 5 ? "true" : "false";
 }
@@ -956,6 +982,88 @@ async function askRematch() {
   }
 }
 
+/** The lobby's choices as a table's options, bots and clocks. */
+function choices() {
+  const clock = $("clock").value;
+  const seconds = clock === "none" ? null : Number(clock);
+  return {
+    level: $("level").value,
+    options: { target_score: Number($("target").value) },
+    clocks: { pass: seconds && seconds * 2, play: seconds, moon: seconds },
+  };
+}
+
+const playerName = () => $("name").value.trim() || localStorage.getItem(KEY.name) || t("guest");
+
+async function quickPlay() {
+  $("quick-play").disabled = true;
+  say(t("status.joining"));
+  try {
+    await ensureGuest(playerName());
+    const { level, options, clocks } = choices();
+    const table = await write("/quick-play", { options, clocks, bot_level: level, wait_seconds: 20 });
+    say("");
+    open(table.id);
+  } catch (err) {
+    if (err.code === "already_waiting" && err.body.table) open(err.body.table); // back to where you wait
+    else showError(err);
+  } finally {
+    $("quick-play").disabled = false;
+  }
+}
+
+async function stopWaiting() {
+  try {
+    await api("DELETE", "/quick-play");
+    ui.finished = true; // nothing to come back to
+    leave();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function makeInvite() {
+  try {
+    const invite = await write(`/tables/${ui.tableId}/invites`);
+    const link = new URL(window.location.href);
+    link.search = "";
+    link.searchParams.set("invite", invite.code);
+    $("invite-link").value = link.href;
+    $("invite-out").hidden = false;
+    $("invite-link").focus();
+    $("invite-link").select();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function startNow() {
+  try {
+    const body = { fill_with: $("level").value, expected_version: ui.table.version };
+    render(await write(`/tables/${ui.tableId}/start`, body));
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function joinByInvite(event) {
+  event?.preventDefault();
+  const code = $("invite-code").value.trim();
+  if (!code) return;
+  $("invite-join").disabled = true;
+  say(t("status.joining"));
+  try {
+    await ensureGuest(playerName());
+    const table = await write(`/invites/${encodeURIComponent(code)}/join`);
+    say("");
+    open(table.id);
+  } catch (err) {
+    showError(err);
+  } finally {
+    $("invite-join").disabled = false;
+  }
+}
+
 async function ensureGuest(name) {
   if (ui.token && localStorage.getItem(KEY.name) === name) {
     try {
@@ -989,19 +1097,18 @@ async function ensureToken() {
 
 async function createGame(event) {
   event.preventDefault();
-  const name = $("name").value.trim() || t("guest");
-  const level = $("level").value;
-  const clock = $("clock").value;
-  const seconds = clock === "none" ? null : Number(clock);
+  const { level, options, clocks } = choices();
+  const friends = Number($("friends").value);
   $("create").disabled = true;
   say(t("status.creating"));
   try {
-    await ensureGuest(name);
-    const bots = Object.fromEntries([1, 2, 3].map((s) => [String(s), level]));
-    const clocks = { pass: seconds && seconds * 2, play: seconds, moon: seconds };
-    const options = { target_score: Number($("target").value) };
-    const created = await write("/tables", { options, bots, clocks });
-    await write(`/tables/${created.id}/join`, { expected_version: created.version });
+    await ensureGuest(playerName());
+    // You sit at seat 0, the friends you invite take the next seats, bots the rest.
+    const bots = Object.fromEntries([1, 2, 3].filter((s) => s > friends).map((s) => [String(s), level]));
+    const body = { options, bots, clocks };
+    if (friends) body.visibility = "private"; // only the invited find it
+    const created = await write("/tables", body);
+    await write(`/tables/${created.id}/join`, { expected_version: created.version, position: 0 });
     say("");
     open(created.id);
   } catch (err) {
@@ -1090,6 +1197,11 @@ async function start() {
   $("name").value = localStorage.getItem(KEY.name) || "";
   showWho();
   $("new-game").addEventListener("submit", createGame);
+  $("quick-play").addEventListener("click", quickPlay);
+  $("quick-cancel").addEventListener("click", stopWaiting);
+  $("invite").addEventListener("click", makeInvite);
+  $("start-now").addEventListener("click", startNow);
+  $("invite-form").addEventListener("submit", joinByInvite);
   $("pass").addEventListener("click", () => act({ type: "pass", cards: [...ui.selected] }));
   for (const button of document.querySelectorAll("[data-moon]")) {
     button.addEventListener("click", () => act({ type: "moon", choice: button.dataset.moon }));
@@ -1108,8 +1220,18 @@ async function start() {
     }
   });
   setInterval(tick, 250);
+  // /play/?invite=<code>: the lobby, ready to join with the code under the name you give.
+  const query = new URLSearchParams(window.location.search);
+  if (query.get("invite")) {
+    $("invite-code").value = query.get("invite");
+    const address = new URL(window.location.href);
+    address.searchParams.delete("invite");
+    window.history.replaceState(null, "", address);
+    ($("name").value ? $("invite-join") : $("name")).focus();
+    return;
+  }
   // /play/?table=12 opens that table: your seat if you have one there, else as a spectator.
-  const asked = Number(new URLSearchParams(window.location.search).get("table"));
+  const asked = Number(query.get("table"));
   if (asked) {
     try {
       await ensureToken();

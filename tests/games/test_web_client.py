@@ -517,3 +517,90 @@ def test_a_rematch_moves_the_page_to_the_new_table(
         old = httpx.get(f"{api}/tables/{created['id']}", headers=auth).json()
         assert old["rematch"]["table"] == new_id
     assert problems == []
+
+
+def _wait_seconds(seconds: int) -> Callable[[Any], None]:
+    """Send the page's quick-play request with a shorter wait for people than the page's own."""
+
+    def shorten(route: Any) -> None:
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        body = json.loads(route.request.post_data or "{}")
+        route.continue_(post_data=json.dumps({**body, "wait_seconds": seconds}))
+
+    return shorten
+
+
+def test_quick_play_and_an_invite(
+    web: Callable[..., str], workers: Callable[..., object], tmp_path: Path
+) -> None:
+    workers()
+    base = web()
+    problems: list[str] = []
+    with _chromium() as browser:
+        ada = _page(browser.new_context(viewport=DESKTOP), problems, "Ada")
+        bea = _page(browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True), problems, "Bea")
+        for page, name in ((ada, "Ada"), (bea, "Bea")):
+            page.goto(f"{base}/play/")
+            page.fill("#name", name)
+            page.select_option("#clock", "none")
+
+        # Quick play: the page waits at a table for people, counting down; waiting can be stopped.
+        ada.click("#quick-play")
+        ada.wait_for_selector('#app[data-phase="open"] #wait-panel #quick-cancel:not([hidden])')
+        first = int(ada.get_attribute("#app", "data-table") or 0)
+        assert re.search(r"in \d+ s unless people come first", ada.inner_text("#wait-note"))
+        ada.screenshot(path=str(tmp_path / "quick-play-waiting.png"))
+        ada.click("#quick-cancel")
+        ada.wait_for_selector("#lobby:not([hidden])")
+        token = ada.evaluate("localStorage.getItem('hearts.token')")
+        auth = {"Authorization": f"Bearer {token}"}
+        assert httpx.get(f"{base}/api/v1/quick-play", headers=auth).status_code == 404  # not waiting
+        assert httpx.get(f"{base}/api/v1/tables/{first}", headers=auth).json()["status"] == "abandoned"
+
+        # Two people asking for the same game sit at one table; when the wait is over, bots take
+        # the other seats and the game starts for both.
+        for page in (ada, bea):
+            page.route("**/api/v1/quick-play", _wait_seconds(4))
+        ada.click("#quick-play")
+        ada.wait_for_selector('#app[data-phase="open"]')
+        bea.tap("#quick-play")
+        bea.wait_for_selector("#app[data-table]")
+        table_id = ada.get_attribute("#app", "data-table")
+        assert bea.get_attribute("#app", "data-table") == table_id != str(first)
+        for page in (ada, bea):
+            page.wait_for_selector('#app[data-my-turn="pass"]')
+        body = httpx.get(f"{base}/api/v1/tables/{table_id}", headers=auth).json()
+        assert sorted(s["name"] for s in body["seats"] if s["player"]) == ["Ada", "Bea"]
+        assert len([s for s in body["seats"] if s["bot"] == "basic"]) == 2
+
+        # An invite: Ada opens a private table with a seat for one friend and sends Bea its link;
+        # with Bea seated the table is full and starts by itself.
+        ada.click("#leave")
+        ada.select_option("#friends", "1")
+        ada.click("#create")
+        ada.wait_for_selector('#app[data-phase="open"] #invite:not([hidden])')
+        private = int(ada.get_attribute("#app", "data-table") or 0)
+        assert ada.locator("#seats .seat.empty").count() == 1
+        ada.click("#invite")
+        ada.wait_for_selector("#invite-out:not([hidden])")
+        link = ada.input_value("#invite-link")
+        assert link.startswith(f"{base}/play/?invite=")
+        ada.screenshot(path=str(tmp_path / "invite.png"))
+        stranger = httpx.post(f"{base}/api/v1/guests", json={"name": "Cy"}).json()["token"]
+        seen = httpx.get(f"{base}/api/v1/tables/{private}", headers={"Authorization": f"Bearer {stranger}"})
+        assert seen.status_code == 404  # private: nobody else finds it
+        bea.goto(link)
+        assert bea.input_value("#name") == "Bea" and bea.input_value("#invite-code") == link.split("=", 1)[1]
+        bea.tap("#invite-join")
+        bea.wait_for_selector(f'#app[data-table="{private}"][data-my-turn="pass"]')
+        ada.wait_for_selector(f'#app[data-table="{private}"][data-my-turn="pass"]')
+        assert "invite=" not in bea.url
+        seats = httpx.get(f"{base}/api/v1/tables/{private}", headers=auth).json()["seats"]
+        assert [s["name"] for s in seats[:2]] == ["Ada", "Bea"] and seats[2]["bot"] and seats[3]["bot"]
+        assert bea.get_attribute("#app", "data-role") == "player"
+        assert not set(
+            ada.eval_on_selector_all("#hand [data-card]", "b => b.map(x => x.dataset.card)")
+        ) & set(bea.eval_on_selector_all("#hand [data-card]", "b => b.map(x => x.dataset.card)"))
+    assert problems == []
