@@ -1194,7 +1194,7 @@ async function start() {
   $("lang").value = lang;
   showRules();
   $("lang").addEventListener("change", () => changeLanguage($("lang").value).catch(showError));
-  $("name").value = localStorage.getItem(KEY.name) || "";
+  if (!$("name").value) $("name").value = localStorage.getItem(KEY.name) || "";
   showWho();
   $("new-game").addEventListener("submit", createGame);
   $("quick-play").addEventListener("click", quickPlay);
@@ -1220,6 +1220,7 @@ async function start() {
     }
   });
   setInterval(tick, 250);
+  $("app").dataset.ready = "true"; // every control answers from now on
   // /play/?invite=<code>: the lobby, ready to join with the code under the name you give.
   const query = new URLSearchParams(window.location.search);
   if (query.get("invite")) {

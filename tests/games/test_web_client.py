@@ -37,10 +37,13 @@ SUIT_ORDER = "CDSH"
 RANKS = "23456789TJQKA"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-CATALOGS = Path(__file__).resolve().parents[2] / "web" / "i18n"
-# Chromium logs a refused request (a 409 provoked on purpose, an aborted ticket) as a console error.
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGS = ROOT / "web" / "i18n"
+# Chromium logs a refused request (a 409 or 422 provoked on purpose, an aborted ticket) as a console
+# error of its own.
 FAILED_LOAD = re.compile(
-    r"^console error: Failed to load resource: (the server responded with a status of 409|net::ERR_FAILED)"
+    r"^console error: Failed to load resource: "
+    r"(the server responded with a status of 4(09|22)|net::ERR_FAILED)"
 )
 
 
@@ -112,8 +115,14 @@ def _in_view(page: Any, selector: str) -> None:
     assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, (selector, box, width)
 
 
+def _goto(page: Any, url: str) -> None:
+    """Open the page and wait until its script has set every control up."""
+    page.goto(url)
+    page.wait_for_selector("#app[data-ready]", state="attached")
+
+
 def _start_table(page: Any, base: str, name: str, clock: str = "300") -> tuple[int, dict[str, str]]:
-    page.goto(f"{base}/play/")
+    _goto(page, f"{base}/play/")
     page.fill("#name", name)
     page.select_option("#level", "basic")
     page.select_option("#clock", clock)
@@ -339,7 +348,7 @@ def test_phone_screen_languages_and_a_spectator(
         answers: list[Any] = []
         spectator = _page(watcher, problems, "spectator")
         spectator.on("response", lambda r: answers.append(r) if "/api/v1/tables/" in r.url else None)
-        spectator.goto(f"{base}/play/?table={table_id}")
+        _goto(spectator, f"{base}/play/?table={table_id}")
         spectator.wait_for_selector('#app[data-role="spectator"][data-feed="stream"]')
         assert spectator.locator("#hand [data-card]").count() == 0
         assert spectator.is_visible("#role") and spectator.is_hidden("#pass-panel")
@@ -357,7 +366,7 @@ def test_phone_screen_languages_and_a_spectator(
         # A second spectator page whose streams fail follows the table by polling its events.
         polling = _page(watcher, problems, "polling spectator")
         polling.route("**/stream-tickets", lambda route: route.abort())
-        polling.goto(f"{base}/play/?table={table_id}")
+        _goto(polling, f"{base}/play/?table={table_id}")
         polling.wait_for_selector('#app[data-role="spectator"][data-feed="poll"]')
         version = int(polling.get_attribute("#app", "data-version") or 0)
         page.wait_for_selector('#app[data-my-turn="play"]')
@@ -493,7 +502,7 @@ def test_a_rematch_moves_the_page_to_the_new_table(
             "localStorage.setItem('hearts.name', 'Rangi');"
         )
         page = _page(context, problems, "player")
-        page.goto(f"{base}/play/?table={created['id']}")
+        _goto(page, f"{base}/play/?table={created['id']}")
         page.wait_for_selector("#over-panel:not([hidden]) #rematch:not([hidden])")
         # The chart of the whole game: a point per hand for each seat, ending at the final totals.
         lines = page.locator("#chart svg polyline[data-seat]")
@@ -519,6 +528,18 @@ def test_a_rematch_moves_the_page_to_the_new_table(
     assert problems == []
 
 
+def _translated(lang: str, code: str) -> str:
+    """The service's error detail for `code` in `lang` (its message catalog, games/locale)."""
+    import polib
+
+    from games.messages import MESSAGES
+
+    catalog = polib.pofile(str(ROOT / "games" / "locale" / lang / "LC_MESSAGES" / "django.po"))
+    entry = catalog.find(MESSAGES[code][-1])
+    assert entry is not None and entry.msgstr, (lang, code)
+    return str(entry.msgstr)
+
+
 def _wait_seconds(seconds: int) -> Callable[[Any], None]:
     """Send the page's quick-play request with a shorter wait for people than the page's own."""
 
@@ -542,7 +563,7 @@ def test_quick_play_and_an_invite(
         ada = _page(browser.new_context(viewport=DESKTOP), problems, "Ada")
         bea = _page(browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True), problems, "Bea")
         for page, name in ((ada, "Ada"), (bea, "Bea")):
-            page.goto(f"{base}/play/")
+            _goto(page, f"{base}/play/")
             page.fill("#name", name)
             page.select_option("#clock", "none")
 
@@ -591,7 +612,16 @@ def test_quick_play_and_an_invite(
         stranger = httpx.post(f"{base}/api/v1/guests", json={"name": "Cy"}).json()["token"]
         seen = httpx.get(f"{base}/api/v1/tables/{private}", headers={"Authorization": f"Bearer {stranger}"})
         assert seen.status_code == 404  # private: nobody else finds it
-        bea.goto(link)
+        # In Malay, a wrong code is refused with the service's detail in Malay.
+        _goto(bea, f"{base}/play/")
+        bea.select_option("#lang", "ms")
+        bea.wait_for_selector("html[lang='ms']")
+        assert bea.inner_text("#lobby-title") == _catalog("ms")["lobby.title"]
+        bea.fill("#invite-code", "NoSuchCode0123456789ab")
+        bea.tap("#invite-join")
+        bea.wait_for_selector('#status[data-kind="error"]')
+        assert bea.inner_text("#status") == f"invite_invalid: {_translated('ms', 'invite_invalid')}"
+        _goto(bea, link)
         assert bea.input_value("#name") == "Bea" and bea.input_value("#invite-code") == link.split("=", 1)[1]
         bea.tap("#invite-join")
         bea.wait_for_selector(f'#app[data-table="{private}"][data-my-turn="pass"]')
@@ -603,4 +633,5 @@ def test_quick_play_and_an_invite(
         assert not set(
             ada.eval_on_selector_all("#hand [data-card]", "b => b.map(x => x.dataset.card)")
         ) & set(bea.eval_on_selector_all("#hand [data-card]", "b => b.map(x => x.dataset.card)"))
-    assert problems == []
+    assert len([p for p in problems if FAILED_LOAD.match(p)]) == 1  # the wrong code's 422
+    assert [p for p in problems if not FAILED_LOAD.match(p)] == []
