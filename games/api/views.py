@@ -186,22 +186,29 @@ def _after(request: Request) -> int:
     return int(raw)
 
 
-def _idempotency(request: Request, principal: Principal, status: int) -> services.Idempotency | None:
-    """The request's Idempotency-Key, with what identifies the request and how its answer is kept."""
+def _idempotency(
+    request: Request, principal: Principal, status: int, body: bool = True
+) -> services.Idempotency | None:
+    """The request's Idempotency-Key, with what identifies the request (its method, path,
+    If-Match and body: none for an operation without one) and how its answer is kept."""
     what = f"{request.method} {request.path}\n{request.headers.get('If-Match', '')}"
     return services.Idempotency.for_table(
-        principal, request.headers.get("Idempotency-Key"), what, request.data, status
+        principal, request.headers.get("Idempotency-Key"), what, request.data if body else {}, status
     )
 
 
 def answer(
-    request: Request, call: Callable[[services.Idempotency | None], services.Outcome], status: int = 200
+    request: Request,
+    call: Callable[[services.Idempotency | None], services.Outcome],
+    status: int = 200,
+    *,
+    reads_body: bool = True,
 ) -> HttpResponseBase:
     """Run one service call and answer with the caller's view of the table. With an
     Idempotency-Key the answer is the stored first answer, byte for byte, on every repeat
     (marked by the header `Idempotent-Replayed: true`)."""
     principal = _principal(request)
-    out = call(_idempotency(request, principal, status))
+    out = call(_idempotency(request, principal, status, reads_body))
     if out.response is not None:
         code, body = out.response
         response = HttpResponse(body, status=code, content_type="application/json")

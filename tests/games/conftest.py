@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 from django.db import connection
 
 from games.engine import state_to_dict
@@ -125,6 +126,12 @@ def web(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[Call
     `web(**env)` returns the new server's base URL; all are stopped at the end."""
     base_env = _test_db_env(redis_url)
     started: list[subprocess.Popen[bytes]] = []
+    # Every test's servers count from fresh rate-limit windows: the counters live in the shared
+    # Redis, and the tests before (all from 127.0.0.1) may have used up this minute's allowance.
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter("hearts:rl:*"):
+        client.delete(key)
+    client.close()
 
     def start(**env: str) -> str:
         port = _free_port()
