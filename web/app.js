@@ -17,7 +17,7 @@ const EVENT_TYPES = [
   "cards_dealt", "pass_submitted", "cards_passed", "passes_complete", "cards_received", "card_played",
   "hearts_broken", "trick_won", "trick_carried", "moon_shot", "moon_chosen", "hand_scored",
   "hand_revealed", "game_over", "table_abandoned", "table_finished", "turn_timed_out", "seat_away",
-  "seat_back", "rematch_proposed", "rematch_accepted", "rematch_started",
+  "seat_back", "rematch_proposed", "rematch_accepted", "rematch_started", "match_found", "quick_play_expired",
 ];
 const POLL_MS = 1000; // polling, when streams fail
 const POLL_FINISHED_MS = 2500; // a finished table's stream has ended: rematch news is polled
@@ -85,7 +85,7 @@ function cardFace(card) {
 /** A small inline card, for lists (passes, tricks). */
 function miniCard(card) {
   const { suit } = parseCard(card);
-  return el("span", { class: `mini suit-${suit}`, title: cardName(card), text: cardLabel(card) });
+  return el("span", { class: `mini suit-${suit}`, title: cardName(card), text: cardLabel(card), "data-mini": card });
 }
 
 // -- small helpers -----------------------------------------------------------------------
@@ -333,6 +333,16 @@ function describe(event, table) {
   const who = (seat) => shortName(table, seat);
   const cards = (list) => list.map(cardLabel).join(" ");
   switch (event.type) {
+    case "seat_taken":
+      return t("log.seatTaken", { who: who(event.seat), name: event.name });
+    case "seat_left":
+      return t("log.seatLeft", { who: who(event.seat) });
+    case "match_found":
+      return event.bots?.length ? t("log.matchBots", { who: event.bots.map(who).join(", ") }) : t("log.matchFound");
+    case "quick_play_expired":
+      return t("log.quickExpired");
+    case "game_started":
+      return t("log.gameStarted");
     case "hand_started":
       return t("log.handStarted", { hand: event.hand, direction: t(`dir.${event.pass_direction}`) });
     case "pass_submitted":

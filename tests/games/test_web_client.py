@@ -344,7 +344,7 @@ def test_phone_screen_languages_and_a_spectator(
             _in_view(page, f'#seats [data-seat="{seat}"]')
 
         # A second browser opens the table's address: it watches, and sees no hidden card.
-        watcher = browser.new_context(viewport=DESKTOP)
+        watcher = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
         answers: list[Any] = []
         spectator = _page(watcher, problems, "spectator")
         spectator.on("response", lambda r: answers.append(r) if "/api/v1/tables/" in r.url else None)
@@ -375,9 +375,11 @@ def test_phone_screen_languages_and_a_spectator(
         )[0]
         before = page.get_attribute("#app", "data-version")
         page.tap(f'#hand [data-card="{card}"]')
-        polling.wait_for_selector(f'#trick [data-played="{card}"]')
+        # Both see the card on the table, or (once the trick is taken) among this hand's tricks.
+        seen_played = f'#trick [data-played="{card}"], #tricks [data-mini="{card}"]'
+        spectator.wait_for_selector(seen_played)
+        polling.wait_for_selector(seen_played)
         assert int(polling.get_attribute("#app", "data-version") or 0) > version
-        spectator.wait_for_selector(f'#trick [data-played="{card}"]')
         # On our next turn a trick has been taken: reviewed, its four cards are all on the screen.
         page.wait_for_selector(f'#app[data-my-turn="play"]:not([data-version="{before}"])')
         page.tap("#last-trick")
@@ -387,7 +389,14 @@ def test_phone_screen_languages_and_a_spectator(
             _in_view(page, f"#trick [data-played] >> nth={i}")
         _no_sideways_scroll(page)
         page.screenshot(path=str(tmp_path / "phone-play.png"), full_page=True)
+        # Cards move by CSS transitions, except for a spectator who asked for reduced motion.
+        durations = "b => b.map(x => getComputedStyle(x).transitionDuration)"
+        assert "0s" not in page.eval_on_selector_all("#trick [data-played]", durations)
         page.tap("#last-trick")
+        spectator.click("#last-trick")
+        spectator.wait_for_selector('#trick[data-review="true"] [data-played]')
+        assert set(spectator.eval_on_selector_all("#trick [data-played]", durations)) == {"0s"}
+        spectator.click("#last-trick")
         spectator.screenshot(path=str(tmp_path / "spectator.png"), full_page=True)
 
         # Nothing the spectator's pages show or name is a card that was not played yet (a card in
@@ -395,7 +404,8 @@ def test_phone_screen_languages_and_a_spectator(
         seen = []
         for watching in (spectator, polling):
             cards = watching.eval_on_selector_all(
-                "[data-card], [data-played]", "b => b.map(x => x.dataset.card || x.dataset.played)"
+                "[data-card], [data-played], [data-mini]",
+                "b => b.map(x => x.dataset.card || x.dataset.played || x.dataset.mini)",
             )
             labels = watching.eval_on_selector_all(
                 "[aria-label], [title]",
