@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -189,3 +190,64 @@ def test_quick_play_over_rest_and_graphql() -> None:
     kinds = [e["type"] for e in events]
     assert kinds.index("match_found") == kinds.index("game_started") - 1
     assert next(e for e in events if e["type"] == "match_found")["bots"] == []
+
+
+def test_racing_http_clients_fill_tables_exactly_and_the_player_stream_says_match_found(web: Any) -> None:
+    """Seven guests ask for three-seat quick play at the same moment over HTTP (a real uvicorn
+    server): two tables start with three people each, one waits with one, nobody sits twice; a
+    waiting player's own stream (`GET me/stream`, read with httpx-sse) reports `match_found`."""
+    import json
+
+    import httpx
+    from httpx_sse import connect_sse
+
+    base = web()
+    tokens = [
+        httpx.post(f"{base}/api/v1/guests", json={"name": f"race{i}"}).json()["token"] for i in range(7)
+    ]
+    auth = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    criteria = {"options": {"players": 3}, "bot_level": None, "wait_seconds": 300}
+    # A first player waits, following their own stream, before the others race for the seats.
+    first = httpx.post(f"{base}/api/v1/quick-play", json=criteria, headers=auth[0]).json()
+    seen: list[dict[str, Any]] = []
+
+    def follow() -> None:
+        with (
+            httpx.Client(timeout=30) as client,
+            connect_sse(client, "GET", f"{base}/api/v1/me/stream", headers=auth[0]) as source,
+        ):
+            for sse in source.iter_sse():
+                event = json.loads(sse.data)
+                seen.append(event)
+                if event.get("type") == "match_found":
+                    return
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    barrier = threading.Barrier(6)
+    answers: list[dict[str, Any]] = []
+
+    def ask(headers: dict[str, str]) -> None:
+        barrier.wait()
+        answers.append(
+            httpx.post(f"{base}/api/v1/quick-play", json=criteria, headers=headers, timeout=30).json()
+        )
+
+    racers = [threading.Thread(target=ask, args=(h,)) for h in auth[1:]]
+    for t in racers:
+        t.start()
+    for t in racers:
+        t.join()
+    follower.join(timeout=30)
+
+    assert all("id" in a for a in answers), answers
+    tables = {}
+    for token_headers in auth:
+        for table in httpx.get(f"{base}/api/v1/me", headers=token_headers).json()["tables"]:
+            tables.setdefault(table["id"], []).append(table["seat"])
+    seats = sorted(len(s) for s in tables.values())
+    assert seats == [1, 3, 3] and all(len(set(s)) == len(s) for s in tables.values()), tables
+    started = [t for t, s in tables.items() if len(s) == 3]
+    assert first["id"] in started
+    found = [e for e in seen if e.get("type") == "match_found"]
+    assert found and found[0]["table"] == first["id"] and found[0]["bots"] == []
