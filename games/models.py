@@ -134,6 +134,11 @@ class Table(models.Model):
         blank=True,
         help_text="Players the creator named: they may see and join this table whatever its visibility.",
     )
+    spectator_delay = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='What players not seated here see lags by: {"seconds": N} or {"tricks": N} (null: none).',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from games.accounts import Principal
-from games.engine import State, state_from_dict, view
+from games.engine import Options, State, action_from_dict, state_from_dict, view
 from games.errors import ServiceError
+from games.infra import spectators
 from games.models import Hand, Move, Seat, Table, seat_of_player
 
 PAGE = 500  # most moves or events answered at once
@@ -103,11 +107,98 @@ def tables_before(tables: QuerySet[Table], before_id: int | None, count: int) ->
     return list(tables[:count])
 
 
-def moves_from(table: Table, first: int, limit: int = PAGE) -> list[Move]:
+def moves_from(table: Table, first: int, limit: int = PAGE, upto: int | None = None) -> list[Move]:
     """The table's moves from sequence `first` up to the version read with the table (a move
-    committed since comes next time, once the table read with it covers it), at most `limit`."""
-    moves = table.moves.filter(seq__gte=first, seq__lte=table.version)
+    committed since comes next time, once the table read with it covers it), or up to `upto`
+    (a delayed spectator's cut), at most `limit`."""
+    moves = table.moves.filter(seq__gte=first, seq__lte=table.version if upto is None else upto)
     return list(moves.order_by("seq").only("seq", "events")[:limit])
+
+
+# -- the spectators' delay ---------------------------------------------------------------------
+
+_PHASE_STATUS = {
+    "passing": "passing",
+    "playing": "playing",
+    "moon_choice": "moon_choice",
+    "game_over": "finished",
+}
+_ACTIONS = ("pass", "play", "moon")
+_replays: OrderedDict[tuple[int, int], State | None] = OrderedDict()
+_replays_lock = threading.Lock()
+REPLAYS = 256  # delayed states kept per process (a table's spectators share one per cut)
+
+
+def delay_for(table: Table, principal: Principal) -> dict[str, int] | None:
+    """The delay this viewer sees the table with: the table's `spectator_delay`, for a player
+    not seated at it while the game is on. Its seated players and its app (the operator) see it
+    live, as does everyone once it is over (finished or abandoned: nothing left to help)."""
+    delay = table.spectator_delay
+    if not delay or is_over(table) or principal.player is None:
+        return None
+    if table.seat_of(principal.player.pk) is not None:
+        return None
+    return dict(delay)
+
+
+def spectator_cut(table: Table, now: dt.datetime | None = None) -> tuple[int, dt.datetime | None]:
+    """The last move a delayed spectator may see, and when (for a delay in seconds) the move after
+    it becomes visible (None: not by time alone). {"seconds": N}: the last move made at least N
+    seconds ago. {"tricks": N}: the move that completed the trick N tricks before the last
+    completed one (tricks counted across hands), or, before that many were completed, the last move
+    before the first card was played. Two small indexed queries."""
+    delay = table.spectator_delay or {}
+    moves = table.moves.filter(seq__lte=table.version)
+    if delay.get("seconds"):
+        lag = dt.timedelta(seconds=delay["seconds"])
+        moment = (now or timezone.now()) - lag
+        cut = moves.filter(created_at__lte=moment).order_by("-seq").values_list("seq", flat=True).first()
+        after = moves.filter(seq__gt=cut or 0).order_by("seq").values_list("created_at", flat=True).first()
+        return cut or 0, None if after is None else after + lag
+    tricks = delay.get("tricks") or 0
+    if not tricks:
+        return table.version, None
+    players = int(table.options["players"])
+    plays = moves.filter(kind=Move.Kind.PLAY).order_by("seq").values_list("seq", flat=True)
+    shown = plays.count() // players - tricks  # completed tricks a spectator may see
+    if shown >= 1:
+        return plays[shown * players - 1], None
+    first = plays.first()
+    return (table.version if first is None else first - 1), None
+
+
+def shown_version(table: Table, principal: Principal) -> int:
+    """The version this viewer sees the table at: its version, or a delayed spectator's cut."""
+    return table.version if delay_for(table, principal) is None else spectator_cut(table)[0]
+
+
+def state_at(table: Table, cut: int) -> State | None:
+    """The table's game as it was after move `cut`, replayed from its seed and move log (None
+    before the start); kept per process, so a table's delayed spectators share each replay."""
+    key = (table.pk, cut)
+    with _replays_lock:
+        if key in _replays:
+            _replays.move_to_end(key)
+            return _replays[key]
+    rows = table.moves.filter(seq__lte=cut, kind__in=["start", *_ACTIONS]).order_by("seq")
+    state = None
+    for kind, position, payload in rows.values_list("kind", "position", "payload"):
+        if kind == "start":
+            state = State.new_game(Options.from_dict(table.options), table.seed, table=str(table.pk))
+        elif state is not None:
+            state.push(position, action_from_dict(payload))
+    with _replays_lock:
+        _replays[key] = state
+        while len(_replays) > REPLAYS:
+            _replays.popitem(last=False)
+    return state
+
+
+def _as_of(table: Table, state: State | None) -> tuple[int, bool]:
+    """(hand number, game over) at the viewer's cut, for what is revealed once a hand is over."""
+    if state is None:
+        return 0, False
+    return state.hand_no, state.phase == "game_over"
 
 
 def table_for(principal: Principal, table_id: int) -> Table:
@@ -157,13 +248,20 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
     view for their seat (a spectator's view for an app or an unseated player). `state` is the
     table's state already parsed, when the caller shares one parse between viewers."""
     seat = seat_of(table, principal)
+    delay = delay_for(table, principal)
+    version, status, deadline = table.version, str(table.status), iso(table.deadline)
+    if delay is not None:  # a delayed spectator: the table as it was at the cut
+        version = spectator_cut(table)[0]
+        state = state_at(table, version)
+        status = "open" if state is None else _PHASE_STATUS[state.phase]
+        deadline = None
     body: dict[str, Any] = {
         "id": table.pk,
-        "status": table.status,
-        "version": table.version,
+        "status": status,
+        "version": version,
         "options": table.options,
         "clocks": table.clocks,
-        "deadline": iso(table.deadline),
+        "deadline": deadline,
         "seats": table.seating,
         "your_seat": seat,
         "game": None,
@@ -171,8 +269,13 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "rematch": rematch_of(table),
         "visibility": table.visibility,
         "invited": table.invited,
+        "spectator_delay": table.spectator_delay,
+        "delayed": delay is not None,
+        "spectators": spectators.count(table.pk),
     }
-    if table.state is not None:
+    if delay is not None:
+        body["game"] = None if state is None else view(state, None, history=False)
+    elif table.state is not None:
         parsed = state if state is not None else state_from_dict(table.state)
         body["game"] = view(parsed, seat, history=False)
     return body
@@ -188,25 +291,35 @@ def rematch_of(table: Table) -> dict[str, Any] | None:
     return {"asked": asked, "table": started}
 
 
-def scoresheet(table: Table) -> dict[str, Any]:
+def scoresheet(table: Table, principal: Principal | None = None) -> dict[str, Any]:
     """Points and running totals per finished hand (and the moon, where one was shot): the rows of
-    the engine's scoresheet, the same for every viewer, which REST and GraphQL both answer."""
-    if table.state is None:
+    the engine's scoresheet, the same for every viewer (a delayed spectator's: as at the cut),
+    which REST and GraphQL both answer."""
+    if principal is not None and delay_for(table, principal) is not None:
+        state = state_at(table, spectator_cut(table)[0])
+    else:
+        state = None if table.state is None else state_from_dict(table.state)
+    if state is None:
         return {"hands": [], "totals": []}
-    hands = view(state_from_dict(table.state), None, history=False)["scoresheet"]
+    hands = view(state, None, history=False)["scoresheet"]
     return {"hands": hands, "totals": hands[-1]["totals"] if hands else []}
 
 
-def _hand_over(table: Table, hand: int) -> bool:
-    """Whether hand `hand` is over, so that its deal and passes are public."""
+def _hand_over(table: Table, hand: int, as_of: tuple[int, bool] | None = None) -> bool:
+    """Whether hand `hand` is over (at a delayed spectator's cut: `as_of`), so that its deal and
+    passes are public."""
+    if as_of is not None:
+        return hand < as_of[0] or as_of[1]
     return hand < table.hand_number or table.status == Table.Status.FINISHED
 
 
-def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
+def move_body(
+    move: Move, table: Table, seat: int | None, as_of: tuple[int, bool] | None = None
+) -> dict[str, Any]:
     """One logged move as `seat` may see it: a pass shows its cards only to the seat that passed,
-    until its hand is over."""
+    until its hand is over (`as_of`: the hand and game-over at a delayed spectator's cut)."""
     payload = move.payload
-    if move.kind == Move.Kind.PASS and move.position != seat and not _hand_over(table, move.hand):
+    if move.kind == Move.Kind.PASS and move.position != seat and not _hand_over(table, move.hand, as_of):
         payload = {"type": "pass"}
     return {
         "seq": move.seq,
@@ -218,24 +331,30 @@ def move_body(move: Move, table: Table, seat: int | None) -> dict[str, Any]:
     }
 
 
-def _check_after(table: Table, after: int) -> None:
-    """`after` is a sequence number this table has reached: one beyond it is a client's mistake
-    (a version of another table, or made up), which would otherwise be polled for ever."""
-    if after > table.version:
+def _check_after(table: Table, after: int, version: int | None = None) -> None:
+    """`after` is a sequence number this table has reached (as the viewer sees it: `version`):
+    one beyond it is a client's mistake (a version of another table, or made up), which would
+    otherwise be polled for ever."""
+    version = table.version if version is None else version
+    if after > version:
         raise ServiceError(
             "invalid_after",
-            f"after {after} is beyond this table's version {table.version}",
+            f"after {after} is beyond this table's version {version}",
             kind="malformed",
-            version=table.version,
+            version=version,
         )
 
 
 def moves_after(table: Table, principal: Principal, after: int, limit: int = PAGE) -> dict[str, Any]:
-    """The moves after sequence `after`, at most `limit` of them."""
-    _check_after(table, after)
+    """The moves after sequence `after`, at most `limit` of them (a delayed spectator's: up to the cut)."""
+    upto, as_of = table.version, None
+    if delay_for(table, principal) is not None:
+        upto = spectator_cut(table)[0]
+        as_of = _as_of(table, state_at(table, upto))
+    _check_after(table, after, upto)
     seat = seat_of(table, principal)
-    moves = table.moves.filter(seq__gt=after, seq__lte=table.version).order_by("seq")[:limit]
-    return {"moves": [move_body(m, table, seat) for m in moves], "version": table.version}
+    moves = table.moves.filter(seq__gt=after, seq__lte=upto).order_by("seq")[:limit]
+    return {"moves": [move_body(m, table, seat, as_of) for m in moves], "version": upto}
 
 
 def visible_events(moves: Iterable[Move], seat: int | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
@@ -257,43 +376,69 @@ def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
 def events_after(table: Table, principal: Principal, after: int, limit: int = PAGE) -> dict[str, Any]:
     """The caller's events of the (at most `limit`) moves after sequence `after`; poll again with
     after = `version`."""
-    _check_after(table, after)
+    upto = shown_version(table, principal)  # a delayed spectator's cut
+    _check_after(table, after, upto)
     # Up to the version read with the table: a move committed since comes in the next poll (else
     # it would come twice, as the answer's version would not cover it).
-    rows = table.moves.filter(seq__gt=after, seq__lte=table.version).order_by("seq")
+    rows = table.moves.filter(seq__gt=after, seq__lte=upto).order_by("seq")
     moves = list(rows.only("seq", "events")[:limit])
-    more = len(moves) == limit and moves[-1].seq < table.version
+    more = len(moves) == limit and moves[-1].seq < upto
     return {
         "events": events_for(moves, seat_of(table, principal)),
-        "version": moves[-1].seq if more else table.version,
+        "version": moves[-1].seq if more else upto,
         "more": more,
     }
 
 
-def hand_summary(hand: Hand) -> dict[str, Any]:
+def hand_summary(hand: Hand, as_of: tuple[int, bool] | None = None) -> dict[str, Any]:
+    finished = hand.finished if as_of is None else (hand.number < as_of[0] or as_of[1])
     return {
         "number": hand.number,
         "pass_direction": hand.pass_direction,
         "deal_commitment": hand.deal_commitment,
-        "finished": hand.finished,
-        "seed": hand.seed if hand.finished else None,
+        "finished": finished,
+        "seed": hand.seed if finished else None,
     }
 
 
-def hands(table: Table) -> list[dict[str, Any]]:
-    return [hand_summary(h) for h in table.hands.all()]
+def _delayed_as_of(
+    table: Table, principal: Principal | None
+) -> tuple[int, State | None, tuple[int, bool]] | None:
+    """For a delayed spectator: the cut, the game then, and (hand, game over) then; else None."""
+    if principal is None or delay_for(table, principal) is None:
+        return None
+    cut = spectator_cut(table)[0]
+    state = state_at(table, cut)
+    return cut, state, _as_of(table, state)
+
+
+def hands(table: Table, principal: Principal | None = None) -> list[dict[str, Any]]:
+    """Every hand dealt so far (for a delayed spectator: dealt by the cut)."""
+    delayed = _delayed_as_of(table, principal)
+    if delayed is None:
+        return [hand_summary(h) for h in table.hands.all()]
+    _, _, as_of = delayed
+    return [hand_summary(h, as_of) for h in table.hands.filter(number__lte=as_of[0])]
 
 
 def hand_replay(table: Table, principal: Principal, number: int) -> dict[str, Any]:
     """A hand's replay: once it is over, the full record (deals, passes, tricks, points, seed) and
     every move; before, its moves as the caller may see them."""
+    delayed = _delayed_as_of(table, principal)
     hand = table.hands.filter(number=number).first()
-    if hand is None:
+    if hand is None or (delayed is not None and number > delayed[2][0]):
         raise ServiceError("not_found", f"no hand {number} at this table", kind="not_found")
+    as_of = None if delayed is None else delayed[2]
+    summary = hand_summary(hand, as_of)
     record = None
-    if hand.finished and table.state is not None:
-        history = state_from_dict(table.state).history
-        record = next((dict(r) for r in history if r["hand"] == number), None)
+    state = state_from_dict(table.state) if delayed is None and table.state is not None else None
+    if delayed is not None:
+        state = delayed[1]
+    if summary["finished"] and state is not None:
+        record = next((dict(r) for r in state.history if r["hand"] == number), None)
     seat = seat_of(table, principal)
-    moves = table.moves.filter(hand=number, kind__in=["pass", "play", "moon"]).order_by("seq")
-    return {**hand_summary(hand), "record": record, "moves": [move_body(m, table, seat) for m in moves]}
+    moves = table.moves.filter(hand=number, kind__in=["pass", "play", "moon"])
+    if delayed is not None:
+        moves = moves.filter(seq__lte=delayed[0])
+    body = [move_body(m, table, seat, as_of) for m in moves.order_by("seq")]
+    return {**summary, "record": record, "moves": body}

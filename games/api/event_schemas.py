@@ -157,6 +157,9 @@ _TABLE_EXAMPLE: dict[str, Any] = {
     "rematch": None,
     "visibility": "public",
     "invited": [],
+    "spectator_delay": None,
+    "delayed": False,
+    "spectators": 0,
 }
 # An example of each event's own fields (a logged event also has `seq` and `hand`).
 EXAMPLES: dict[str, dict[str, Any]] = {

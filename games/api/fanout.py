@@ -23,6 +23,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from redis.backoff import NoBackoff
 
 from games import reads, services
 from games.engine import state_from_dict
-from games.infra import metrics, notify
+from games.infra import metrics, notify, spectators
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.engine import State
@@ -75,6 +77,8 @@ class Read:
     table: Table
     moves: list[Move]
     lo: int
+    cut: int | None = None  # with a spectator delay: the last move delayed spectators may see
+    due: float | None = None  # a delay in seconds: when (epoch seconds) the next move comes due
     _state: State | None = field(default=None, repr=False)
 
     @property
@@ -96,9 +100,23 @@ class Read:
         return [m for m in self.moves if m.seq >= first]
 
 
-def _shared_read(table_id: int, since: int | None) -> tuple[Table, list[Move]] | None:
+@dataclass
+class Got:
+    """What one shared read brought: the table row, its moves from `start`, and its spectator cut."""
+
+    table: Table
+    moves: list[Move]
+    start: int | None
+    cut: int | None = None
+    due: float | None = None
+
+
+def _shared_read(table_id: int, since: int | None, kept_from: int | None = None) -> Got | None:
     """The table row and its moves after `since` (none when None). Like services.table_seen, a
-    clock that ran out is acted on first (as its task would), so no stream shows a past deadline."""
+    clock that ran out is acted on first (as its task would), so no stream shows a past deadline.
+    A table with a spectator delay also gets its cut (the same for all its delayed spectators),
+    and its moves from the cut on when the feed lacks them (`kept_from`: its first kept move),
+    so that delayed spectators are served from this one read too."""
     metrics.stream_read("shared")
     table = reads.table_row(table_id)
     if table is None:
@@ -106,16 +124,28 @@ def _shared_read(table_id: int, since: int | None) -> tuple[Table, list[Move]] |
     if table.deadline is not None and table.deadline <= timezone.now():
         out = services.clock_expired(table_id=table.pk, version=table.version)
         table = out.table or reads.table_row(table_id) or table
-    moves = reads.moves_from(table, since + 1) if since is not None and since < table.version else []
-    return table, moves
+    start = None if since is None else since + 1
+    cut = due = None
+    if table.spectator_delay and not reads.is_over(table):
+        cut, when = reads.spectator_cut(table)
+        due = None if when is None else when.timestamp()
+        if start is None or kept_from is None or cut + 1 < kept_from:
+            start = cut + 1 if start is None else min(start, cut + 1)
+    moves = reads.moves_from(table, start) if start is not None and start <= table.version else []
+    return Got(table, moves, start, cut, due)
 
 
-def _merge(base: Read | None, since: int | None, table: Table, moves: list[Move]) -> Read:
-    if since is None or len(moves) != table.version - since:  # nothing to continue, or a gap
-        return Read(table, [], table.version + 1)
-    kept = ([*base.moves] if base is not None else []) + moves
-    kept = kept[-KEEP:]
-    return Read(table, kept, kept[0].seq if kept else table.version + 1)
+def _merge(base: Read | None, got: Got) -> Read:
+    table, moves, start = got.table, got.moves, got.start
+    if start is None or len(moves) != table.version - start + 1:  # nothing to continue, or a gap
+        return Read(table, [], table.version + 1, got.cut, got.due)
+    kept = [m for m in base.moves if m.seq < start] if base is not None else []
+    if kept and kept[-1].seq != start - 1:
+        kept = []
+    floor = table.version - KEEP + 1  # a delayed table keeps its moves from the cut on
+    floor = floor if got.cut is None else min(floor, got.cut + 1)
+    kept = [m for m in [*kept, *moves] if m.seq >= floor]
+    return Read(table, kept, kept[0].seq if kept else table.version + 1, got.cut, got.due)
 
 
 class Feed:
@@ -130,6 +160,11 @@ class Feed:
         self.forced = False
         self.task: asyncio.Task[None] | None = None
         self.reads = 0
+        self.timer: asyncio.TimerHandle | None = None  # a delay in seconds: the next cut's read
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
 
     def offer(self, table: Table) -> None:
         """A stream's own read (on opening): where the feed's first read continues from."""
@@ -137,6 +172,12 @@ class Feed:
             self.floor = table.version if self.floor is None else min(self.floor, table.version)
             if self.task is None:
                 self.read = Read(table, [], table.version + 1)
+        if (
+            table.spectator_delay
+            and not reads.is_over(table)
+            and (self.read is None or self.read.cut is None)
+        ):
+            self.announce(None)  # delayed spectators are served from a shared read with the cut
 
     def announce(self, version: int | None) -> None:
         """The table reached `version` (None: unknown, read anyway): read it unless the last read
@@ -157,23 +198,34 @@ class Feed:
                 self.forced = False
                 base, target = self.read, self.announced
                 since = base.version if base is not None else self.floor
-                got = await db(_shared_read, self.table_id, since)
+                kept_from = base.lo if base is not None else None
+                got = await db(_shared_read, self.table_id, since, kept_from)
                 self.reads += 1
                 if got is None:
                     return
-                table, moves = got
+                table = got.table
                 if self.announced == target and table.version < target:
                     self.announced = table.version  # a version the database lacks: no more reads for it
                 if base is not None and table.version < base.version:
                     continue  # never go back
-                self.read = _merge(base, since, table, moves)
-                if base is None or self.read.version > base.version:
+                self.read = _merge(base, got)
+                self._schedule(got.due)
+                if base is None or self.read.version > base.version or self.read.cut != base.cut:
                     for event in self.viewers:
                         event.set()
         except Exception:  # a failed read wakes nobody; the next wake-up or poll reads again
             log.exception("stream feed of table %s: shared read failed", self.table_id)
         finally:
             self.task = None
+
+    def _schedule(self, due: float | None) -> None:
+        """A delay in seconds moves the cut with time alone: read again when the next move is due."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if due is not None:
+            loop = asyncio.get_running_loop()
+            self.timer = loop.call_later(max(0.0, due - time.time()) + 0.01, self.announce, None)
 
 
 class Follow:
@@ -186,6 +238,13 @@ class Follow:
         self.event = asyncio.Event()
         self.tables: set[int] = set()
         self.discover = False
+        self.watching: tuple[int, str] | None = None  # a spectator stream: (table, its entry)
+
+    async def spectate(self, table_id: int) -> None:
+        """Count this stream as one of the table's spectators (games.infra.spectators) until it closes."""
+        self.watching = (table_id, f"{os.getpid()}-{uuid.uuid4().hex}")
+        self.hub.spectating[self.watching[1]] = table_id
+        await db(spectators.opened, [self.watching])
 
     async def follow(self, table_ids: Iterable[int]) -> None:
         """Follow exactly these tables (subscribed before this returns, unless Redis is down)."""
@@ -214,6 +273,11 @@ class Follow:
         for table_id in self.tables:
             self.hub.drop_feed(table_id, self.event)
         self.tables = set()
+        if self.watching is not None:
+            table_id, entry = self.watching
+            self.hub.spectating.pop(entry, None)
+            self.hub.background(db(spectators.closed, table_id, entry))
+            self.watching = None
         if self.player_id is not None:
             watches = self.hub.players.get(self.player_id, set())
             watches.discard(self)
@@ -232,6 +296,8 @@ class Hub:
         self.send_lock = asyncio.Lock()  # subscribe/unsubscribe commands go out in decision order
         self.feeds: dict[int, Feed] = {}
         self.players: dict[int, set[Follow]] = {}
+        self.spectating: dict[str, int] = {}  # open spectator streams: entry -> table
+        self.pending: set[asyncio.Task[Any]] = set()
         self.pubsub: Any = None
         self.client: aioredis.Redis | None = None
         self.connected = False
@@ -261,6 +327,7 @@ class Hub:
         if feed is not None:
             feed.viewers.discard(event)
             if not feed.viewers:
+                feed.close()
                 del self.feeds[table_id]
         self.unsubscribe(notify.table_channel(table_id))
 
@@ -407,6 +474,15 @@ class Hub:
             await asyncio.sleep(settings.STREAM_POLL_SECONDS)
             await self.poll_now()
             await self._sweep()
+            if self.spectating:  # keep this process's spectator entries from expiring
+                with contextlib.suppress(Exception):
+                    await db(spectators.refresh, [(t, e) for e, t in self.spectating.items()])
+
+    def background(self, work: Any) -> None:
+        """Run a coroutine without waiting for it (kept referenced until it is done)."""
+        task = self.loop.create_task(work)
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
 
     async def poll_now(self) -> None:
         """One query for the versions of every followed table and the unfinished tables of every

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from games.engine.options import OPTION_SPECS, OptionSpec
 from games.errors import Code
 from games.reads import TABLE_STATUSES, VISIBILITIES
-from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS
+from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS, SPECTATOR_DELAY_LIMITS
 
 F = serializers  # short alias: these classes are long lists of fields
 PASS_DIRECTIONS = ["left", "right", "across", "hold"]  # games.engine.deal.pass_direction: hold, no pass
@@ -155,6 +155,35 @@ class OptionsField(F.DictField):
 @extend_schema_field(ClocksIn)
 class ClocksField(F.DictField):
     """The `clocks` map of a new table: checked by the services, documented as Clocks."""
+
+
+def _delay_variant(unit: str) -> dict[str, Any]:
+    low, high = SPECTATOR_DELAY_LIMITS[unit]
+    return {
+        "type": "object",
+        "properties": {unit: {"type": "integer", "minimum": low, "maximum": high}},
+        "required": [unit],
+        "additionalProperties": False,
+    }
+
+
+@extend_schema_field(
+    {
+        "oneOf": [_delay_variant(unit) for unit in SPECTATOR_DELAY_LIMITS],
+        "type": "object",
+        "description": 'Spectators see the table this much later: {"seconds": N} (0 to 600) or '
+        '{"tricks": N} (0 to 13); absent or 0: live. Else 400 invalid_input.',
+    }
+)
+class SpectatorDelayField(F.DictField):
+    """The `spectator_delay` of a new table: checked by the services (games/services/common.py)."""
+
+
+class SpectatorDelayOut(F.Serializer):
+    """The table's spectator delay: one of the two keys."""
+
+    seconds = F.IntegerField(required=False)
+    tricks = F.IntegerField(required=False)
 
 
 @extend_schema_field(
@@ -335,6 +364,11 @@ class TableOut(F.Serializer):
         help_text="public: listed; unlisted: by id only; private: named players and invite codes",
     )
     invited = F.ListField(child=F.IntegerField(), help_text="Players the creator named")
+    spectator_delay = SpectatorDelayOut(allow_null=True, help_text="null: spectators see it live")
+    delayed = F.BooleanField(
+        help_text="This answer shows the table as it was spectator_delay ago (you are a spectator)"
+    )
+    spectators = F.IntegerField(help_text="Spectator streams open on this table now")
 
 
 class TableRowOut(F.Serializer):

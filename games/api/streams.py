@@ -103,7 +103,7 @@ def snapshot(principal: Principal, table_id: int) -> tuple[dict[str, Any], Batch
     metrics.stream_read("viewer")
     table = services.table_seen(principal, table_id)
     body = reads.table_body(table, principal)
-    batch = Batch(table, [], Position(table.version), more=False)
+    batch = Batch(table, [], Position(body["version"]), more=False)  # a delayed spectator's: the cut
     _set_turn(batch, body, principal)
     return body, batch
 
@@ -113,20 +113,21 @@ def catch_up(principal: Principal, table_id: int, after: Position) -> Batch:
     REST events answer), and, once caught up, whether it is the viewer's turn."""
     metrics.stream_read("viewer")
     table = services.table_seen(principal, table_id)
-    if after.seq > table.version:
+    upto = reads.shown_version(table, principal)  # a delayed spectator's cut
+    if after.seq > upto:
         raise _bad_position(str(after))
     seat = reads.seat_of(table, principal)
     first = after.seq if after.index is not None else after.seq + 1
     # Only up to the version just read: a move committed since is sent next time, after the table
     # (and so `your_turn`) reflects it; otherwise a batch could end before its own last event.
-    moves = reads.moves_from(table, first)
+    moves = reads.moves_from(table, first, upto=upto)
     events = [
         (Position(seq, index), {"table": table.pk, **event})
         for seq, index, event in reads.visible_events(moves, seat)
         if not (seq == after.seq and after.index is not None and index <= after.index)
     ]
     more = len(moves) == reads.PAGE
-    end = Position(moves[-1].seq if more else table.version)
+    end = Position(moves[-1].seq if more else upto)
     batch = Batch(table, events, end, more)
     if not more:
         _set_turn(batch, reads.table_body(table, principal), principal)
@@ -156,17 +157,29 @@ def _set_turn(batch: Batch, body: dict[str, Any], principal: Principal) -> None:
 _db = fanout.db
 
 
-def shared_batch(read: fanout.Read, moves: list[Any], principal: Principal, after: Position) -> Batch:
-    """What the shared read of a table holds for this viewer after `after`: its own redaction
-    (games.reads.visible_events with its seat) and its own `your_turn`."""
+def _limit(read: fanout.Read, principal: Principal) -> int | None:
+    """Up to where this viewer may see the shared read: its version, a delayed spectator's cut,
+    or None when the read has no cut for a delayed spectator yet (the stream then reads its own)."""
+    if reads.delay_for(read.table, principal) is None:
+        return read.version
+    return read.cut
+
+
+def shared_batch(
+    read: fanout.Read, moves: list[Any], principal: Principal, after: Position, limit: int | None = None
+) -> Batch:
+    """What the shared read of a table holds for this viewer after `after`, up to `limit` (its
+    version, or a delayed spectator's cut): its own redaction (games.reads.visible_events with
+    its seat) and its own `your_turn`."""
     table = read.table
+    limit = read.version if limit is None else limit
     seat = reads.seat_of(table, principal)
     events = [
         (Position(seq, index), {"table": table.pk, **event})
-        for seq, index, event in reads.visible_events(moves, seat)
+        for seq, index, event in reads.visible_events([m for m in moves if m.seq <= limit], seat)
         if not (seq == after.seq and after.index is not None and index <= after.index)
     ]
-    batch = Batch(table, events, Position(table.version), more=False)
+    batch = Batch(table, events, Position(limit), more=False)
     state = read.state()
     if seat is not None and state is not None and seat in state.to_act():
         _set_turn(batch, reads.table_body(table, principal, state), principal)
@@ -182,12 +195,13 @@ async def next_batch(
     read = follow.read(table_id)
     if read is None:
         return None
+    limit = _limit(read, principal)
     first = after.seq if after.index is not None else after.seq + 1
-    if first > read.version:
+    if limit is not None and first > limit:
         return None
-    moves = read.moves_from(first)
+    moves = read.moves_from(first) if limit is not None else None
     if moves is not None:
-        return shared_batch(read, moves, principal, after)
+        return shared_batch(read, moves, principal, after, limit)
     return await _db(catch_up, principal, table_id, after)
 
 
@@ -242,8 +256,12 @@ async def _table_events(
     async with fanout.following() as follow:
         await follow.follow([table_id])  # subscribed before the first read: no change falls between
         turn_sent: tuple[Any, ...] | None = None
+        opened = first.table if first is not None else None
         if after is None:  # a new viewer: the full state first
             body, batch = await _db(snapshot, principal, table_id)
+            opened = batch.table
+            if _spectator(opened, principal):
+                await follow.spectate(table_id)
             follow.offer(batch.table)
             yield framer.event(str(batch.end), {"type": "state", "table": table_id, "state": body})
             after = batch.end
@@ -251,6 +269,8 @@ async def _table_events(
                 yield framer.event(str(after), batch.your_turn)
                 turn_sent = batch.turn_key
         elif first is not None:
+            if opened is not None and _spectator(opened, principal):
+                await follow.spectate(table_id)
             follow.offer(first.table)
             if first.turn_key and first.end == after:
                 turn_sent = first.turn_key  # resumed at a `your_turn` id: it was received already
@@ -277,6 +297,12 @@ async def _table_events(
             beat = framer.keepalive()
             if beat:
                 yield beat
+
+
+def _spectator(table: Table, principal: Principal) -> bool:
+    """A table stream of a player not seated at the table: one of the table's spectators (an
+    app's streams are the operator's, not spectators)."""
+    return principal.player is not None and reads.seat_of(table, principal) is None
 
 
 def _player_tables(principal: Principal, known: dict[int, Position]) -> list[int]:

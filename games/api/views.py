@@ -351,6 +351,12 @@ class TablesView(APIView):
             max_length=20,
             help_text="Players (of your app, or guests at a guest table) who may see and join it",
         )
+        spectator_delay = schemas.SpectatorDelayField(
+            child=StrictIntegerField(),
+            required=False,
+            default=None,
+            help_text="What players not seated at it see lags by (docs/streams.md#spectators)",
+        )
 
     @documented(
         op="listTables",
@@ -426,6 +432,7 @@ class TablesView(APIView):
                 visibility=data["visibility"],
                 invited=data["invited"],
                 creator=principal.player,
+                spectator_delay=data["spectator_delay"],
                 idempotency=idem,
             ),
             status=201,
@@ -458,7 +465,8 @@ class TableView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         principal = _principal(request)
         table = services.table_seen(principal, table_id)
-        return _tagged(request, table.version, lambda: reads.table_body(table, principal))
+        version = reads.shown_version(table, principal)  # a delayed spectator's: the cut
+        return _tagged(request, version, lambda: reads.table_body(table, principal))
 
 
 def _tagged(request: Request, version: int, body: Callable[[], dict[str, Any]]) -> Response:
@@ -781,7 +789,8 @@ class ScoresheetView(APIView):
 
     @documented(op="getScoresheet", tag="history", ok=schemas.ScoresheetOut, errors=(Code.not_found,))
     def get(self, request: Request, table_id: int) -> Response:
-        return Response(reads.scoresheet(services.table_seen(_principal(request), table_id)))
+        principal = _principal(request)
+        return Response(reads.scoresheet(services.table_seen(principal, table_id), principal))
 
 
 class MovesView(APIView):
@@ -831,7 +840,8 @@ class HandsView(APIView):
 
     @documented(op="listHands", tag="history", ok=schemas.HandsOut, errors=(Code.not_found,))
     def get(self, request: Request, table_id: int) -> Response:
-        return Response({"hands": reads.hands(services.table_seen(_principal(request), table_id))})
+        principal = _principal(request)
+        return Response({"hands": reads.hands(services.table_seen(principal, table_id), principal)})
 
 
 class HandView(APIView):

@@ -331,8 +331,22 @@ def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
         visibility=_wire(kw.get("visibility")) or "public",
         invited=kw.get("invited"),
         creator=p.player,
+        spectator_delay=_given(kw.get("spectator_delay")),
         idempotency=idem,
     )
+
+
+def _given(delay: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The spectator delay from its input: only the field given a value."""
+    return None if delay is None else {k: v for k, v in delay.items() if v is not None}
+
+
+class SpectatorDelayInput(graphene.InputObjectType):
+    """Spectators see the table this much later: give seconds (0 to 600) or tricks (0 to 13), not
+    both (else invalid_input); 0 or null: live."""
+
+    seconds = graphene.Int()
+    tricks = graphene.Int()
 
 
 def _wire(value: Any) -> Any:
@@ -370,6 +384,7 @@ CreateTable = _mutation(
             graphene.NonNull(graphene.Int),
             description="Players of your scope who may see and join it (at most 20; else invalid_input)",
         ),
+        "spectator_delay": SpectatorDelayInput(),
     },
     _create,
 )

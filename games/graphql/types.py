@@ -218,6 +218,13 @@ class TableRef:
         return self.model
 
 
+class SpectatorDelay(graphene.ObjectType):
+    """How far behind spectators see the table: one of the two is set."""
+
+    seconds = graphene.Int()
+    tricks = graphene.Int()
+
+
 class Rematch(graphene.ObjectType):
     """After a game: who asked for a rematch, and the rematch table once every person has."""
 
@@ -241,6 +248,11 @@ class Table(graphene.ObjectType):
     invited = graphene.List(
         graphene.NonNull(graphene.Int), required=True, description="Players the creator named"
     )
+    spectator_delay = graphene.Field(SpectatorDelay, description="Null: spectators see the table live")
+    delayed = graphene.Boolean(
+        required=True, description="This answer shows the table as it was spectatorDelay ago (you spectate)"
+    )
+    spectators = graphene.Int(required=True, description="Spectator streams open on this table now")
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     moves = graphene.List(
         graphene.NonNull(Move),
@@ -268,7 +280,7 @@ class Table(graphene.ObjectType):
         return ref.view().get("rematch")
 
     def resolve_scoresheet(ref: TableRef, info: Any) -> Any:
-        return reads.scoresheet(ref.table())["hands"]
+        return reads.scoresheet(ref.table(), ref.principal)["hands"]
 
     def resolve_moves(ref: TableRef, info: Any, after: int, first: int) -> Any:
         return reads.moves_after(ref.table(), ref.principal, _after(after), _first(first))["moves"]
@@ -278,7 +290,7 @@ class Table(graphene.ObjectType):
         return EventsPage(events=page["events"], version=page["version"], more=page["more"])
 
     def resolve_hands(ref: TableRef, info: Any) -> Any:
-        return reads.hands(ref.table())
+        return reads.hands(ref.table(), ref.principal)
 
     def resolve_hand(ref: TableRef, info: Any, number: int) -> Any:
         try:

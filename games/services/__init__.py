@@ -9,6 +9,7 @@ what is re-exported here.
 
 from games.services.common import (
     CLOCK_DEFAULTS,
+    SPECTATOR_DELAY_LIMITS,
     UNSCOPED,
     Idempotency,
     Outcome,
@@ -40,6 +41,7 @@ from games.services.play import (
 
 __all__ = [
     "CLOCK_DEFAULTS",
+    "SPECTATOR_DELAY_LIMITS",
     "UNSCOPED",
     "WAIT_DEFAULT",
     "WAIT_LIMITS",

@@ -117,6 +117,35 @@ def clocks_from(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
     return clocks
 
 
+SPECTATOR_DELAY_LIMITS = {"seconds": (0, 600), "tricks": (0, 13)}
+
+
+def spectator_delay_from(raw: object) -> dict[str, int] | None:
+    """A validated spectator delay: {"seconds": N} or {"tricks": N} (one key, a whole number within
+    SPECTATOR_DELAY_LIMITS); None or a zero delay is no delay. Else `invalid_input` on
+    `spectator_delay`."""
+    if raw is None:
+        return None
+    limits = ", ".join(f"{k} {lo} to {hi}" for k, (lo, hi) in SPECTATOR_DELAY_LIMITS.items())
+    if not isinstance(raw, Mapping) or len(raw) != 1:
+        raise ServiceError(
+            "invalid_input",
+            f'spectator_delay is {{"seconds": N}} or {{"tricks": N}} ({limits})',
+            kind="malformed",
+            field="spectator_delay",
+        )
+    ((unit, value),) = raw.items()
+    low, high = SPECTATOR_DELAY_LIMITS.get(unit, (1, 0))
+    if type(value) is not int or not low <= value <= high:
+        raise ServiceError(
+            "invalid_input",
+            f"spectator_delay must be one of: {limits}",
+            kind="malformed",
+            field="spectator_delay",
+        )
+    return {unit: value} if value else None
+
+
 def check_level(level: object) -> None:
     """Refuse an unknown bot level with `invalid_bot_level` (the levels are in `bots.LEVELS`)."""
     if level not in LEVELS:

@@ -26,6 +26,7 @@ from games.services.common import (
     open_seat,
     require_open,
     run,
+    spectator_delay_from,
 )
 from games.services.invites import check_invited, check_visibility, redeem, table_of_code
 from games.services.record import log, public, schedule, seated, start_if_full
@@ -82,12 +83,14 @@ def table_create(
     visibility: str = "public",
     invited: list[int] | None = None,
     creator: Player | None = None,
+    spectator_delay: Mapping[str, Any] | None = None,
     idempotency: Idempotency | None = None,
 ) -> Outcome:
     """A new open table; `bots` fills seats with bots of the given level at once (a table of
     bots only starts at once). `visibility` is public, unlisted or private; `invited` names
     players of the same scope who may see and join it whatever its visibility, and the
-    `creator` (a player creating it, not an app) is named with them."""
+    `creator` (a player creating it, not an app) is named with them. `spectator_delay`
+    ({"seconds": N} or {"tricks": N}) holds back what players not seated at it see."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
@@ -102,6 +105,7 @@ def table_create(
     named = check_invited(invited, app)
     if creator is not None:
         named = sorted({*named, creator.pk})
+    delay = spectator_delay_from(spectator_delay)
 
     def act() -> Outcome:
         table = Table.objects.create(
@@ -111,6 +115,7 @@ def table_create(
             seed=seed or new_seed(),
             visibility=visibility,
             invited=named,
+            spectator_delay=delay,
         )
         seats = Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
@@ -319,6 +324,7 @@ def _rematch_table(table: Table, seats: list[Seat]) -> Table:
         rematch_of=table,
         visibility=table.visibility,
         invited=table.invited,
+        spectator_delay=table.spectator_delay,
     )
     moved = sorted(
         Seat.objects.bulk_create(

@@ -111,6 +111,13 @@ class Rematch(TypedDict):
     table: int | None
 
 
+class SpectatorDelay(TypedDict, total=False):
+    """How far behind a table's spectators see it: one of the two keys."""
+
+    seconds: int
+    tricks: int
+
+
 class Table(TypedDict):
     """A table as the caller sees it (`GET tables/{id}` and every write's answer)."""
 
@@ -127,6 +134,9 @@ class Table(TypedDict):
     rematch: Rematch | None
     visibility: Visibility
     invited: list[int]
+    spectator_delay: SpectatorDelay | None
+    delayed: bool
+    spectators: int
 
 
 class TableRow(TypedDict):

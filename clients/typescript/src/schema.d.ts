@@ -853,6 +853,12 @@ export interface components {
             visibility?: components["schemas"]["VisibilityEnum"];
             /** @description Players (of your app, or guests at a guest table) who may see and join it */
             invited?: number[];
+            /** @description What players not seated at it see lags by (docs/streams.md#spectators) */
+            spectator_delay?: {
+                seconds: number;
+            } | {
+                tricks: number;
+            };
         };
         /** @description A new webhook endpoint. */
         CreateWebhookRequest: {
@@ -1641,6 +1647,11 @@ export interface components {
             /** @description null: nobody shot the moon */
             moon?: components["schemas"]["MoonChoiceOut"] | null;
         };
+        /** @description The table's spectator delay: one of the two keys. */
+        SpectatorDelayOut: {
+            seconds?: number;
+            tricks?: number;
+        };
         /** @description Start now, with bots of level `fill_with` in the open seats. */
         StartTableRequest: {
             /** @description The version you saw */
@@ -1749,6 +1760,12 @@ export interface components {
             visibility: components["schemas"]["VisibilityEnum"];
             /** @description Players the creator named */
             invited: number[];
+            /** @description null: spectators see it live */
+            spectator_delay: components["schemas"]["SpectatorDelayOut"] | null;
+            /** @description This answer shows the table as it was spectator_delay ago (you are a spectator) */
+            delayed: boolean;
+            /** @description Spectator streams open on this table now */
+            spectators: number;
         };
         TablePageOut: {
             /** Format: uri */
@@ -2780,7 +2797,10 @@ export interface components {
          *         "rematch_of": null,
          *         "rematch": null,
          *         "visibility": "public",
-         *         "invited": []
+         *         "invited": [],
+         *         "spectator_delay": null,
+         *         "delayed": false,
+         *         "spectators": 0
          *       }
          *     }
          */
@@ -2858,7 +2878,10 @@ export interface components {
          *           "rematch_of": null,
          *           "rematch": null,
          *           "visibility": "public",
-         *           "invited": []
+         *           "invited": [],
+         *           "spectator_delay": null,
+         *           "delayed": false,
+         *           "spectators": 0
          *         }
          *       ]
          *     }
