@@ -534,3 +534,34 @@ def test_quick_play_and_a_rematch_through_the_sdk(
     finally:
         for client in clients:
             client.close()
+
+
+def test_private_tables_invites_and_the_language_through_the_sdk(web: Callable[..., str]) -> None:
+    """A private table is invisible to a stranger until they hold a code; the code joins it; a
+    revoked code is refused; a player's language makes error details Basque with the same code."""
+    base = web()
+    with HeartsClient.as_guest(base, "host") as host, HeartsClient.as_guest(base, "friend") as friend:
+        table = host.create_table(visibility="private", bots={2: "basic", 3: "basic"})
+        host.join(table["id"], 0)
+        with pytest.raises(HeartsError) as hidden:
+            friend.get_table(table["id"])
+        assert hidden.value.code == "not_found"
+        revoked = host.create_invite(table["id"])["code"]
+        code = host.create_invite(table["id"], uses=1)["code"]
+        host.revoke_invite(table["id"], revoked)
+        assert [i["hint"] for i in host.invites(table["id"])] == [code[:4]]
+        with pytest.raises(HeartsError) as refused_code:
+            friend.join_by_invite(revoked)
+        assert refused_code.value.code == "invite_invalid"
+        assert friend.invite_table(code)["id"] == table["id"]
+        seated = friend.join_by_invite(code)
+        assert seated["your_seat"] == 1 and seated["status"] == "passing"  # full: it started
+        assert friend.set_language("eu")["language"] == "eu"
+        with pytest.raises(HeartsError) as refused:
+            friend.act(table["id"], {"type": "play", "card": "2C"})  # passing, not playing
+        assert refused.value.code == "wrong_phase"
+        english = friend.set_language(None)
+        assert english["language"] in ("", None)
+        with pytest.raises(HeartsError) as again:
+            friend.act(table["id"], {"type": "play", "card": "2C"})
+        assert again.value.code == "wrong_phase" and str(again.value) != str(refused.value)

@@ -98,11 +98,44 @@ class AsyncHeartsClient:
         options: dict[str, Any] | None = None,
         bots: dict[int, BotLevel] | None = None,
         clocks: dict[str, int | None] | None = None,
+        visibility: str | None = None,
+        invited: list[int] | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
-        body = {"options": options or {}, "bots": {str(k): v for k, v in (bots or {}).items()}}
+        body: dict[str, Any] = {
+            "options": options or {},
+            "bots": {str(k): v for k, v in (bots or {}).items()},
+        }
         body["clocks"] = clocks or {}
+        if visibility is not None:
+            body["visibility"] = visibility
+        if invited is not None:
+            body["invited"] = invited
         return cast(Table, await self._write("tables", body, key=idempotency_key))
+
+    async def create_invite(
+        self, table_id: int, *, expires_in: int | None = None, uses: int | None = None
+    ) -> dict[str, Any]:
+        body = {k: v for k, v in (("expires_in", expires_in), ("uses", uses)) if v is not None}
+        return cast(dict[str, Any], await self._write(f"tables/{table_id}/invites", body))
+
+    async def invites(self, table_id: int) -> list[dict[str, Any]]:
+        answer = await self._run(Call("GET", f"tables/{table_id}/invites", self.retry))
+        return cast(list[dict[str, Any]], answer["invites"])
+
+    async def revoke_invite(self, table_id: int, code: str) -> None:
+        await self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
+
+    async def invite_table(self, code: str) -> Table:
+        return cast(Table, await self._run(Call("GET", f"invites/{code}", self.retry)))
+
+    async def join_by_invite(self, code: str, position: int | None = None) -> Table:
+        body = {} if position is None else {"position": position}
+        return cast(Table, await self._write(f"invites/{code}/join", body))
+
+    async def set_language(self, language: str | None) -> Me:
+        body = {"language": language or ""}
+        return cast(Me, await self._run(Call("PATCH", "me", self.retry, body=body, write=True)))
 
     async def list_tables(
         self,
@@ -152,10 +185,13 @@ class AsyncHeartsClient:
         table_id: int,
         position: int | None = None,
         *,
+        invite: str | None = None,
         version: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
-        body = {} if position is None else {"position": position}
+        body: dict[str, Any] = {} if position is None else {"position": position}
+        if invite is not None:  # a private table's invite code
+            body["invite"] = invite
         path = f"tables/{table_id}/join"
         return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
 

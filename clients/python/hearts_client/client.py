@@ -112,12 +112,54 @@ class HeartsClient:
         options: dict[str, Any] | None = None,
         bots: dict[int, BotLevel] | None = None,
         clocks: dict[str, int | None] | None = None,
+        visibility: str | None = None,
+        invited: list[int] | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
-        """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken."""
-        body = {"options": options or {}, "bots": {str(k): v for k, v in (bots or {}).items()}}
+        """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken.
+        `visibility` is public (default), unlisted or private; `invited` names players who may join
+        a private table without a code."""
+        body: dict[str, Any] = {
+            "options": options or {},
+            "bots": {str(k): v for k, v in (bots or {}).items()},
+        }
         body["clocks"] = clocks or {}
+        if visibility is not None:
+            body["visibility"] = visibility
+        if invited is not None:
+            body["invited"] = invited
         return cast(Table, self._write("tables", body, key=idempotency_key))
+
+    def create_invite(
+        self, table_id: int, *, expires_in: int | None = None, uses: int | None = None
+    ) -> dict[str, Any]:
+        """A new invite code of the table (shown once): {code, hint, table, expires_at, uses_left}."""
+        body = {k: v for k, v in (("expires_in", expires_in), ("uses", uses)) if v is not None}
+        return cast(dict[str, Any], self._write(f"tables/{table_id}/invites", body))
+
+    def invites(self, table_id: int) -> list[dict[str, Any]]:
+        """The table's usable codes, by hint (never the codes)."""
+        answer = self._run(Call("GET", f"tables/{table_id}/invites", self.retry))
+        return cast(list[dict[str, Any]], answer["invites"])
+
+    def revoke_invite(self, table_id: int, code: str) -> None:
+        """Refuse this code from now on."""
+        self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
+
+    def invite_table(self, code: str) -> Table:
+        """The table a usable code joins, as a spectator sees it."""
+        return cast(Table, self._run(Call("GET", f"invites/{code}", self.retry)))
+
+    def join_by_invite(self, code: str, position: int | None = None) -> Table:
+        """Take a seat at the code's table with the code alone."""
+        body = {} if position is None else {"position": position}
+        return cast(Table, self._write(f"invites/{code}/join", body))
+
+    def set_language(self, language: str | None) -> Me:
+        """The language of your error details (en, mi, eu, ms, ky), over Accept-Language; None
+        (or "") follows Accept-Language again."""
+        body = {"language": language or ""}
+        return cast(Me, self._run(Call("PATCH", "me", self.retry, body=body, write=True)))
 
     def list_tables(
         self,
@@ -170,11 +212,14 @@ class HeartsClient:
         table_id: int,
         position: int | None = None,
         *,
+        invite: str | None = None,
         version: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         """Take a seat (the lowest open one without `position`); a full table starts by itself."""
-        body = {} if position is None else {"position": position}
+        body: dict[str, Any] = {} if position is None else {"position": position}
+        if invite is not None:  # a private table's invite code
+            body["invite"] = invite
         return cast(
             Table,
             self._write(f"tables/{table_id}/join", body, version=version, key=idempotency_key, restale=True),

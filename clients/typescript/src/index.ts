@@ -242,11 +242,47 @@ export class HeartsClient {
       options?: Record<string, unknown>;
       bots?: Record<string, BotLevel>;
       clocks?: Record<string, number | null>;
+      visibility?: "public" | "unlisted" | "private";
+      invited?: number[];
     } = {},
     key?: string,
   ): Promise<Table> {
-    const body = { options: spec.options ?? {}, bots: spec.bots ?? {}, clocks: spec.clocks ?? {} };
+    const body: Record<string, unknown> = { options: spec.options ?? {}, bots: spec.bots ?? {}, clocks: spec.clocks ?? {} };
+    if (spec.visibility !== undefined) body.visibility = spec.visibility;
+    if (spec.invited !== undefined) body.invited = spec.invited;
     return this.call("POST", "tables", { body, write: true, key: key ?? null });
+  }
+
+  /** A new invite code of the table (shown once). */
+  createInvite(tableId: number, spec: { expires_in?: number; uses?: number } = {}): Promise<Schemas["InviteCreatedOut"]> {
+    return this.call("POST", `tables/${tableId}/invites`, { body: spec, write: true });
+  }
+
+  /** The table's usable codes, by hint (never the codes). */
+  async invites(tableId: number): Promise<Schemas["InviteOut"][]> {
+    const answer = await this.call<Schemas["InviteListOut"]>("GET", `tables/${tableId}/invites`);
+    return answer.invites;
+  }
+
+  /** Refuse this code from now on. */
+  async revokeInvite(tableId: number, code: string): Promise<void> {
+    await this.call("DELETE", `tables/${tableId}/invites/${encodeURIComponent(code)}`, { write: true });
+  }
+
+  /** The table a usable code joins, as a spectator sees it. */
+  inviteTable(code: string): Promise<Table> {
+    return this.call("GET", `invites/${encodeURIComponent(code)}`);
+  }
+
+  /** Take a seat at the code's table with the code alone. */
+  joinByInvite(code: string, position?: number): Promise<Table> {
+    const body = position === undefined ? {} : { position };
+    return this.call("POST", `invites/${encodeURIComponent(code)}/join`, { body, write: true });
+  }
+
+  /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
+  setLanguage(language: string | null): Promise<Me> {
+    return this.call("PATCH", "me", { body: { language: language ?? "" }, write: true });
   }
 
   getTable(tableId: number): Promise<Table> {
