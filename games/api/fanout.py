@@ -142,8 +142,10 @@ def _merge(base: Read | None, got: Got) -> Read:
     kept = [m for m in base.moves if m.seq < start] if base is not None else []
     if kept and kept[-1].seq != start - 1:
         kept = []
-    floor = table.version - KEEP + 1  # a delayed table keeps its moves from the cut on
-    floor = floor if got.cut is None else min(floor, got.cut + 1)
+    floor = table.version - KEEP + 1
+    # A delayed table keeps its moves from the previous cut on (where its delayed spectators are)
+    cuts = [c for c in (got.cut, base.cut if base is not None else None) if c is not None]
+    floor = min(floor, min(cuts) + 1) if cuts else floor
     kept = [m for m in [*kept, *moves] if m.seq >= floor]
     return Read(table, kept, kept[0].seq if kept else table.version + 1, got.cut, got.due)
 

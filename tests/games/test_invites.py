@@ -140,9 +140,17 @@ def test_rest_lists_public_tables_only_and_hides_private_ones_from_strangers() -
     listed = client(stranger).get("/api/v1/tables").json()["results"]
     assert [t["id"] for t in listed] == [made["public"]["id"]] and listed[0]["visibility"] == "public"
     private = made["private"]["id"]
-    for path in ("", "/events", "/moves", "/hands", "/scoresheet", "/invites"):
+    for path in ("", "/events", "/moves", "/hands", "/hands/1", "/scoresheet", "/invites", "/export"):
         assert client(stranger).get(f"/api/v1/tables/{private}{path}").status_code == 404, path
+    assert client(stranger).get(f"/api/v1/tables/{private}/transcript").status_code == 404
     assert client(stranger).post(f"/api/v1/tables/{private}/stream-tickets").status_code == 404
+    for path in ("bots", "start", "leave", "rematch", "back", "abandon"):
+        r = client(stranger).post(f"/api/v1/tables/{private}/{path}")
+        assert r.status_code in (404, 422) and r.json()["code"] in ("not_found", "app_key_required"), path
+    r = client(stranger).post(
+        f"/api/v1/tables/{private}/actions", {"type": "play", "card": "2C"}, format="json"
+    )
+    assert (r.status_code, r.json()["code"]) == (404, "not_found")
     assert client(stranger).post(f"/api/v1/tables/{private}/join").json()["code"] == "not_found"
     assert client(stranger).get(f"/api/v1/tables/{made['unlisted']['id']}").status_code == 200
     assert client(named).get(f"/api/v1/tables/{private}").status_code == 200

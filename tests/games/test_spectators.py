@@ -362,3 +362,7 @@ def test_a_delay_in_seconds_reaches_stream_spectators_as_moves_come_of_age(
         assert arrived >= min(made[event["seq"]] + 2, ended), event
     # ... and they came while the game went on
     assert sum(arrived < ended for arrived, _ in events) > 10 and caught_up
+    # from the shared reads: the spectator's own reads are its opening's, and the seated stream's
+    metrics = httpx.get(f"{base}/metrics").text
+    viewer = float(re.search(r'hearts_stream_reads_total{kind="viewer"} (\S+)', metrics)[1])
+    assert viewer <= 6, viewer
