@@ -240,7 +240,9 @@ class Framer:
         if time.monotonic() - self.last_write < settings.STREAM_KEEPALIVE_SECONDS:
             return None
         self.last_write = time.monotonic()
-        return b'{"type":"keepalive"}\n' if self.ndjson else b": keep-alive\n\n"
+        # An SSE comment line with no blank line after it: a blank line would make clients that
+        # keep the last event id (httpx-sse) hand out an event with empty data.
+        return b'{"type":"keepalive"}\n' if self.ndjson else b": keep-alive\n"
 
 
 def _until_keepalive(framer: Framer) -> float:

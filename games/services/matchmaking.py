@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from games.engine import EngineError, Options, new_seed
@@ -113,9 +113,15 @@ def quick_play(
 def _waiting_table(
     app: App | None, key: str, options: Options, clocks: Mapping[str, Any], bot_level: str | None, wait: int
 ) -> Table:
-    """The oldest open table waiting with this key, locked (a request racing for it waits for
-    the lock, then sees it full, and started, or with a seat left), or a new one that waits
-    `wait` seconds."""
+    """The oldest open table waiting with this key, locked, or a new one that waits `wait`
+    seconds. On PostgreSQL the requests with the same criteria take turns here (a transaction
+    advisory lock on the key, held to the commit): each one sees the table the one before it
+    opened or filled, so racing requests fill one table after another instead of each opening
+    its own. SQLite runs one write transaction at a time anyway."""
+    if connection.vendor == "postgresql":
+        digest = hashlib.sha256(f"quick-play:{app.pk if app else 0}:{key}".encode()).hexdigest()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int(digest[:15], 16)])
     waiting = (
         Table.objects.select_for_update()
         .filter(app=app, status=Table.Status.OPEN, match_key=key)

@@ -210,6 +210,7 @@ def test_racing_http_clients_fill_tables_exactly_and_the_player_stream_says_matc
     # A first player waits, following their own stream, before the others race for the seats.
     first = httpx.post(f"{base}/api/v1/quick-play", json=criteria, headers=auth[0]).json()
     seen: list[dict[str, Any]] = []
+    following = threading.Event()
 
     def follow() -> None:
         with (
@@ -219,11 +220,13 @@ def test_racing_http_clients_fill_tables_exactly_and_the_player_stream_says_matc
             for sse in source.iter_sse():
                 event = json.loads(sse.data)
                 seen.append(event)
+                following.set()  # the stream is open (its first event is the player's tables)
                 if event.get("type") == "match_found":
                     return
 
     follower = threading.Thread(target=follow)
     follower.start()
+    assert following.wait(30)
     barrier = threading.Barrier(6)
     answers: list[dict[str, Any]] = []
 

@@ -202,3 +202,34 @@ def test_chromiums_eventsource_follows_a_table_with_a_ticket(web: Callable[..., 
     assert [m["event"] for m in got] == ["state", "your_turn"]
     assert got[0]["data"]["state"]["your_seat"] == 0 and got[0]["id"] == got[0]["data"]["id"]
     assert got[1]["data"]["legal_actions"]["type"] == "pass"
+
+
+def test_keepalives_never_reach_sse_clients_as_empty_events(web: Callable[..., str]) -> None:
+    """An idle stream's keep-alives (every 0.2 s here) are comment lines that httpx-sse and
+    sseclient-py both skip: two idle seconds after the opening event of a player waiting at a table
+    yield no message at all (a comment followed by a blank line made httpx-sse, which keeps the last
+    event id, yield empty ones)."""
+    from httpx_sse import EventSource
+
+    base = web(STREAM_KEEPALIVE_SECONDS="0.2")
+    auth = _guest(base, "idle")
+    table = httpx.post(f"{base}/api/v1/tables", json={}, headers=auth).json()
+    httpx.post(f"{base}/api/v1/tables/{table['id']}/join", json={}, headers=auth).raise_for_status()
+    chunks: list[bytes] = []
+    with httpx.stream("GET", f"{base}/api/v1/me/stream", headers=auth, timeout=10) as response:
+        stop = time.monotonic() + 2
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            if time.monotonic() > stop:
+                break
+    body = b"".join(chunks)
+    assert body.count(b": keep-alive\n") >= 5  # the keep-alives did flow
+
+    replay = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    received = list(EventSource(replay).iter_sse())
+    assert received[0].id  # an event id that clients keep (an empty one would hide the fault)
+    assert [s.event for s in received] == ["tables"] and json.loads(received[0].data)["tables"][0][
+        "id"
+    ] == table["id"]
+    events = list(sseclient.SSEClient(iter(chunks)).events())
+    assert [e.event for e in events] == ["tables"] and all(e.data for e in events)
