@@ -565,3 +565,6 @@ def test_private_tables_invites_and_the_language_through_the_sdk(web: Callable[.
         with pytest.raises(HeartsError) as again:
             friend.act(table["id"], {"type": "play", "card": "2C"})
         assert again.value.code == "wrong_phase" and str(again.value) != str(refused.value)
+        delayed = host.create_table(spectator_delay={"tricks": 2})
+        assert delayed["spectator_delay"] == {"tricks": 2}
+        assert friend.get_table(delayed["id"])["delayed"] is True  # a spectator, two tricks behind

@@ -22,6 +22,7 @@ from hearts_client.models import (
     MoonChoice,
     PlayerToken,
     Scoresheet,
+    SpectatorDelay,
     StreamTicket,
     Table,
     TablePage,
@@ -100,6 +101,7 @@ class AsyncHeartsClient:
         clocks: dict[str, int | None] | None = None,
         visibility: str | None = None,
         invited: list[int] | None = None,
+        spectator_delay: SpectatorDelay | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         body: dict[str, Any] = {
@@ -111,6 +113,8 @@ class AsyncHeartsClient:
             body["visibility"] = visibility
         if invited is not None:
             body["invited"] = invited
+        if spectator_delay is not None:  # {"seconds": N} or {"tricks": N}
+            body["spectator_delay"] = spectator_delay
         return cast(Table, await self._write("tables", body, key=idempotency_key))
 
     async def create_invite(

@@ -21,6 +21,7 @@ from hearts_client.models import (
     MoonChoice,
     PlayerToken,
     Scoresheet,
+    SpectatorDelay,
     StreamTicket,
     Table,
     TablePage,
@@ -114,11 +115,13 @@ class HeartsClient:
         clocks: dict[str, int | None] | None = None,
         visibility: str | None = None,
         invited: list[int] | None = None,
+        spectator_delay: SpectatorDelay | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken.
         `visibility` is public (default), unlisted or private; `invited` names players who may join
-        a private table without a code."""
+        a private table without a code; `spectator_delay` ({"seconds": N} or {"tricks": N}) keeps
+        spectators that far behind."""
         body: dict[str, Any] = {
             "options": options or {},
             "bots": {str(k): v for k, v in (bots or {}).items()},
@@ -128,6 +131,8 @@ class HeartsClient:
             body["visibility"] = visibility
         if invited is not None:
             body["invited"] = invited
+        if spectator_delay is not None:  # {"seconds": N} or {"tricks": N}
+            body["spectator_delay"] = spectator_delay
         return cast(Table, self._write("tables", body, key=idempotency_key))
 
     def create_invite(

@@ -244,12 +244,14 @@ export class HeartsClient {
       clocks?: Record<string, number | null>;
       visibility?: "public" | "unlisted" | "private";
       invited?: number[];
+      spectator_delay?: { seconds: number } | { tricks: number };
     } = {},
     key?: string,
   ): Promise<Table> {
     const body: Record<string, unknown> = { options: spec.options ?? {}, bots: spec.bots ?? {}, clocks: spec.clocks ?? {} };
     if (spec.visibility !== undefined) body.visibility = spec.visibility;
     if (spec.invited !== undefined) body.invited = spec.invited;
+    if (spec.spectator_delay !== undefined) body.spectator_delay = spec.spectator_delay;
     return this.call("POST", "tables", { body, write: true, key: key ?? null });
   }
 
