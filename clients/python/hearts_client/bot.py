@@ -32,12 +32,14 @@ class Bot:
     """
 
     def choose_pass(self, view: Game, legal: LegalActions) -> list[str]:
-        """The cards to pass: `legal["count"]` of `legal["from"]`."""
-        raise NotImplementedError("override choose_pass, or act")
+        """The cards to pass: `legal["count"]` of `legal["from"]`. By default the first ones
+        offered (legal, not clever): override it for a strategy."""
+        return list(legal.get("from", []))[: legal.get("count", 0)]
 
     def choose_play(self, view: Game, legal: LegalActions) -> str:
-        """The card to play: one of `legal["cards"]`."""
-        raise NotImplementedError("override choose_play, or act")
+        """The card to play: one of `legal["cards"]`. By default the first one offered (legal, not
+        clever): override it for a strategy."""
+        return legal["cards"][0]
 
     def choose_moon(self, view: Game, legal: LegalActions) -> MoonChoice:
         """After shooting the moon: `subtract` (26 from your score) unless only `add` is offered."""
