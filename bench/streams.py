@@ -12,7 +12,8 @@ streams (`me/stream`) and spectators' table streams, read by a light asyncio cli
 in this process. First a few streams only (`--baseline-streams`), then all of them, each for
 `--duration` seconds of play. Figures:
 
-- redis_connections: TCP connections from the web process to Redis (one pub/sub for every stream)
+- redis_connections: TCP connections from the web process to Redis (one shared pub/sub plus the pooled
+  clients of the rate limiter, cache and publisher: it does not grow with the streams)
 - rss_per_stream_kb: the web process's resident memory added by the streams, per stream
 - latency_p50_ms / latency_p99_ms: a move's commit to its first event at a client, over every
   (stream, move); baseline_latency_*: the same with only the baseline streams open; and the ratio

@@ -85,4 +85,7 @@ def test_the_streams_benchmark_runs_on_postgres_and_redis(redis_url: str) -> Non
         BENCH_TABLES="4",
         BENCH_STREAM_SECONDS="2",
     )
-    assert figures["redis_connections"] <= 4 and figures["events_delivered"] > 0
+    # Streams share one pub/sub connection per process; the rest are the pooled clients of the rate
+    # limiter, the cache and the wake-up publisher, bounded by the thread pool, not by the streams
+    # (a run under load saw 6). One per stream would be 40 or more.
+    assert figures["redis_connections"] <= 40 // 4 and figures["events_delivered"] > 0
