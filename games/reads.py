@@ -272,6 +272,7 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "spectator_delay": table.spectator_delay,
         "delayed": delay is not None,
         "spectators": spectators.count(table.pk),
+        "rated": table.rated,
     }
     if delay is not None:
         body["game"] = None if state is None else view(state, None, history=False)

@@ -160,6 +160,7 @@ _TABLE_EXAMPLE: dict[str, Any] = {
     "spectator_delay": None,
     "delayed": False,
     "spectators": 0,
+    "rated": False,
 }
 # An example of each event's own fields (a logged event also has `seq` and `hand`).
 EXAMPLES: dict[str, dict[str, Any]] = {

@@ -369,6 +369,7 @@ class TableOut(F.Serializer):
         help_text="This answer shows the table as it was spectator_delay ago (you are a spectator)"
     )
     spectators = F.IntegerField(help_text="Spectator streams open on this table now")
+    rated = F.BooleanField(help_text="Its finished game updates its people's ratings (docs/ratings.md)")
 
 
 class TableRowOut(F.Serializer):

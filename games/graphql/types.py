@@ -253,6 +253,9 @@ class Table(graphene.ObjectType):
         required=True, description="This answer shows the table as it was spectatorDelay ago (you spectate)"
     )
     spectators = graphene.Int(required=True, description="Spectator streams open on this table now")
+    rated = graphene.Boolean(
+        required=True, description="Its finished game updates its people's ratings (docs/ratings.md)"
+    )
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     moves = graphene.List(
         graphene.NonNull(Move),
@@ -275,6 +278,9 @@ class Table(graphene.ObjectType):
 
     def resolve_rematch_of(ref: TableRef, info: Any) -> int | None:
         return ref.view().get("rematch_of")
+
+    def resolve_rated(ref: TableRef, info: Any) -> bool:
+        return bool(ref.view().get("rated"))  # answers stored before ratings have no `rated`
 
     def resolve_rematch(ref: TableRef, info: Any) -> Any:
         return ref.view().get("rematch")

@@ -84,13 +84,15 @@ def table_create(
     invited: list[int] | None = None,
     creator: Player | None = None,
     spectator_delay: Mapping[str, Any] | None = None,
+    rated: bool = False,
     idempotency: Idempotency | None = None,
 ) -> Outcome:
     """A new open table; `bots` fills seats with bots of the given level at once (a table of
     bots only starts at once). `visibility` is public, unlisted or private; `invited` names
     players of the same scope who may see and join it whatever its visibility, and the
     `creator` (a player creating it, not an app) is named with them. `spectator_delay`
-    ({"seconds": N} or {"tricks": N}) holds back what players not seated at it see."""
+    ({"seconds": N} or {"tricks": N}) holds back what players not seated at it see. A `rated`
+    table's finished game updates its people's ratings (games.services.ratings)."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
@@ -106,6 +108,8 @@ def table_create(
     if creator is not None:
         named = sorted({*named, creator.pk})
     delay = spectator_delay_from(spectator_delay)
+    if not isinstance(rated, bool):
+        raise ServiceError("invalid_input", "rated is true or false", kind="malformed", field="rated")
 
     def act() -> Outcome:
         table = Table.objects.create(
@@ -116,6 +120,7 @@ def table_create(
             visibility=visibility,
             invited=named,
             spectator_delay=delay,
+            rated=rated,
         )
         seats = Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
@@ -325,6 +330,7 @@ def _rematch_table(table: Table, seats: list[Seat]) -> Table:
         visibility=table.visibility,
         invited=table.invited,
         spectator_delay=table.spectator_delay,
+        rated=table.rated,
     )
     moved = sorted(
         Seat.objects.bulk_create(

@@ -29,6 +29,7 @@ from games.engine import (
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
 from games.models import Hand, Move, ScoreRow, Seat, SeatRow, Table
+from games.services import ratings
 
 _STATUS_OF_PHASE = {
     "passing": Table.Status.PASSING,
@@ -68,6 +69,10 @@ def log(
         if e.type in _FINISHING:  # one event says the table is over, however it ended
             finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
             tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
+        if e.type == "game_over" and table.rated:  # in this transaction: never lost, never twice
+            changed = ratings.game_over(table, e.data["totals"])
+            if changed is not None:
+                tagged.append(["ratings_changed", changed, None, hand])
     move = Move(
         table=table,
         seq=table.version,

@@ -137,6 +137,7 @@ class Table(TypedDict):
     spectator_delay: SpectatorDelay | None
     delayed: bool
     spectators: int
+    rated: bool
 
 
 class TableRow(TypedDict):
