@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from games.errors import ServiceError
 from games.models import App, Player, Rating, RatingChange
@@ -135,3 +135,24 @@ def change_body(change: RatingChange) -> dict[str, Any]:
 def bots_body() -> list[dict[str, Any]]:
     """The bots' published ratings."""
     return [{"level": k, "mu": b.mu, "sigma": b.sigma, "score": b.score} for k, b in BOT_RATINGS.items()]
+
+
+def leaderboard_page(
+    app: App | None, family: object, after: tuple[float, int] | None, count: int
+) -> list[Rating]:
+    """Up to `count` leaderboard rows after the row (score, id) of a previous page (keyset pages)."""
+    rows = leaderboard(app, family)
+    if after is not None:
+        score, row_id = after
+        rows = rows.filter(Q(score__lt=score) | Q(score=score, id__gt=row_id))
+    return list(rows[:count])
+
+
+def history_page(
+    app: App | None, player_id: int, family: object, before: int | None, count: int
+) -> list[RatingChange]:
+    """Up to `count` of a player's rating changes older than the change `before` (keyset pages)."""
+    changes = history(app, player_id, family)
+    if before is not None:
+        changes = changes.filter(id__lt=before)
+    return list(changes[:count])

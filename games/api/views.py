@@ -32,6 +32,7 @@ from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
 from games.api.parsing import (
     EmptyIn,
+    StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
@@ -357,6 +358,11 @@ class TablesView(APIView):
             default=None,
             help_text="What players not seated at it see lags by (docs/streams.md#spectators)",
         )
+        rated = StrictBooleanField(
+            required=False,
+            default=False,
+            help_text="Its finished game updates its people's ratings (docs/ratings.md; default false)",
+        )
 
     @documented(
         op="listTables",
@@ -433,6 +439,7 @@ class TablesView(APIView):
                 invited=data["invited"],
                 creator=principal.player,
                 spectator_delay=data["spectator_delay"],
+                rated=data["rated"],
                 idempotency=idem,
             ),
             status=201,

@@ -20,6 +20,7 @@ from games.graphql.events import EVENT_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
+from games.graphql.ratings import RatingsQuery
 from games.graphql.types import Error, Table, TableRef
 from games.services import Idempotency, Outcome
 
@@ -96,7 +97,7 @@ def _uncursor(cursor: str) -> int:
     raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
 
 
-class Query(graphene.ObjectType):
+class Query(RatingsQuery, graphene.ObjectType):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
         TableConnection,
@@ -332,6 +333,7 @@ def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
         invited=kw.get("invited"),
         creator=p.player,
         spectator_delay=_given(kw.get("spectator_delay")),
+        rated=bool(kw.get("rated")),
         idempotency=idem,
     )
 
@@ -385,6 +387,9 @@ CreateTable = _mutation(
             description="Players of your scope who may see and join it (at most 20; else invalid_input)",
         ),
         "spectator_delay": SpectatorDelayInput(),
+        "rated": graphene.Boolean(
+            description="Its finished game updates its people's ratings (default false)"
+        ),
     },
     _create,
 )

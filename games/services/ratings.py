@@ -119,18 +119,8 @@ def game_over(table: Table, totals: Sequence[int]) -> dict[str, Any] | None:
                 sigma_after=sigma,
             )
         )
-        shown.append(
-            {
-                "seat": seat.position,
-                "player": seat.player,
-                "place": seat.place,
-                "before": {"mu": row.mu, "sigma": row.sigma},
-                "after": {"mu": mu, "sigma": sigma},
-                "score_before": row.score,
-                "score_after": score_of(mu, sigma),
-            }
-        )
+        shown.append({"seat": seat.position, "place": seat.place, "mu": mu, "sigma": sigma})
         row.mu, row.sigma, row.score, row.games = mu, sigma, score_of(mu, sigma), row.games + 1
         row.save(update_fields=["mu", "sigma", "score", "games", "updated_at"])
     RatingChange.objects.bulk_create(changes)
-    return {"family": family, "places": [s.place for s in seats], "changes": shown}
+    return {"family": family, "changes": shown}

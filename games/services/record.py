@@ -66,13 +66,13 @@ def log(
     for e in events:  # each event carries the hand it belongs to (a move can end one and deal the next)
         hand = e.data["hand"] if e.type == "hand_started" else hand
         tagged.append([e.type, dict(e.data), e.to, hand])
+        if e.type == "game_over" and table.rated:  # in this transaction: never lost, never twice
+            changed = ratings.game_over(table, e.data["totals"])
+            if changed is not None:  # before table_finished, which ends a table's stream
+                tagged.append(["ratings_changed", changed, None, hand])
         if e.type in _FINISHING:  # one event says the table is over, however it ended
             finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
             tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
-        if e.type == "game_over" and table.rated:  # in this transaction: never lost, never twice
-            changed = ratings.game_over(table, e.data["totals"])
-            if changed is not None:
-                tagged.append(["ratings_changed", changed, None, hand])
     move = Move(
         table=table,
         seq=table.version,

@@ -82,8 +82,8 @@ def test_a_rated_game_against_bots_moves_the_people_and_never_the_bots() -> None
     event = next(e for m in table.moves.all() for e in m.events if e[0] == "ratings_changed")
     assert event[2] is None
     assert event[1]["family"] == "classic-4"
-    assert {c["player"]: c["after"]["mu"] for c in event[1]["changes"]} == {
-        p: c.mu_after for p, c in changes.items()
+    assert {c["seat"]: (c["mu"], c["sigma"], c["place"]) for c in event[1]["changes"]} == {
+        c.position: (c.mu_after, c.sigma_after, c.place) for c in changes.values()
     }
 
 
