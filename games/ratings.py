@@ -42,14 +42,16 @@ class BotRating:
         return score_of(self.mu, self.sigma)
 
 
-# Published in docs/ratings.md; the same in every family. The means are spaced by what the levels
-# win against each other (bench/ratings.py measures the rating system itself); the small sigma says
-# they are known, so a person's result against a bot moves the person, not the bot.
+# Published in docs/ratings.md; the same in every family. basic is level with a new player (MU);
+# random sits below it by the gap bench/ratings.py measures in real games (basic wins 99% of them),
+# strong and expert above it by the points per hand they gain on the level below (bots.tournament,
+# bench/README.md) at the same mu per point. The small sigma says they are known: a person's result
+# against a bot moves the person; the bot is never updated.
 BOT_RATINGS: Final[dict[str, BotRating]] = {
-    "random": BotRating(10.0, 1.0),
-    "basic": BotRating(20.0, 1.0),
-    "strong": BotRating(26.0, 1.0),
-    "expert": BotRating(30.0, 1.0),
+    "random": BotRating(-13.0, 1.0),
+    "basic": BotRating(25.0, 1.0),
+    "strong": BotRating(42.0, 1.0),
+    "expert": BotRating(47.0, 1.0),
 }
 
 

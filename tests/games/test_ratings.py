@@ -77,7 +77,7 @@ def test_a_rated_game_against_bots_moves_the_people_and_never_the_bots() -> None
     best, worst = sorted((ada, bob), key=lambda p: changes[p.pk].place)
     if changes[best.pk].place < changes[worst.pk].place:
         assert changes[best.pk].mu_after - MU > changes[worst.pk].mu_after - MU
-    assert BOT_RATINGS["basic"].mu == 20.0  # published, fixed
+    assert (BOT_RATINGS["basic"].mu, BOT_RATINGS["strong"].mu) == (25.0, 42.0)  # published, fixed
     # The game over's move says what changed, publicly, with the other events.
     event = next(e for m in table.moves.all() for e in m.events if e[0] == "ratings_changed")
     assert event[2] is None

@@ -102,10 +102,10 @@ def test_a_rated_game_over_rest_shows_in_ratings_history_leaderboard_and_events(
     system = client(key).get("/api/v1/ratings").json()
     assert system["model"] == "PlackettLuce"
     assert {b["level"]: b["mu"] for b in system["bots"]} == {
-        "random": 10.0,
-        "basic": 20.0,
-        "strong": 26.0,
-        "expert": 30.0,
+        "random": -13.0,
+        "basic": 25.0,
+        "strong": 42.0,
+        "expert": 47.0,
     }
     assert "classic-4" in [f["name"] for f in system["families"]]
 
