@@ -2,7 +2,8 @@
 
 `lobby` creates tables and changes their seats, `play` applies the seats' actions and the moves the
 server owes, `record` writes what a change leaves behind (the move log, the state, the hands and
-the scoresheet, and after the commit the wake-ups and tasks), and `common` holds the transaction
+the scoresheet, the ratings of a rated game that ends (`ratings`), and after the commit the
+wake-ups and tasks), and `common` holds the transaction
 (locking, the client's version, idempotent answers) they all run in. The adapters import only
 what is re-exported here.
 """
@@ -38,6 +39,7 @@ from games.services.play import (
     table_replay,
     table_seen,
 )
+from games.services.ratings_replay import ratings_replay
 
 __all__ = [
     "CLOCK_DEFAULTS",
@@ -61,6 +63,7 @@ __all__ = [
     "not_waiting",
     "quick_play",
     "quick_play_leave",
+    "ratings_replay",
     "rematch",
     "seat_back",
     "seat_join",
