@@ -332,6 +332,8 @@ def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
         invited=kw.get("invited"),
         creator=p.player,
         spectator_delay=_given(kw.get("spectator_delay")),
+        bot_think_ms=kw.get("bot_think_ms"),
+        bot_pace_ms=kw.get("bot_pace_ms"),
         idempotency=idem,
     )
 
@@ -385,6 +387,14 @@ CreateTable = _mutation(
             description="Players of your scope who may see and join it (at most 20; else invalid_input)",
         ),
         "spectator_delay": SpectatorDelayInput(),
+        "bot_think_ms": graphene.Int(
+            description="Milliseconds strong and expert bots think per move, 10 to 5,000 (else "
+            "invalid_input); null: their levels' fixed budgets, which replay exactly for a seed."
+        ),
+        "bot_pace_ms": graphene.Int(
+            description="Milliseconds before each bot card played, 0 to 2,000 (else invalid_input); "
+            "null: the server's default while a person sits at the table, 0 at a bot-only table."
+        ),
     },
     _create,
 )

@@ -102,6 +102,8 @@ class AsyncHeartsClient:
         visibility: str | None = None,
         invited: list[int] | None = None,
         spectator_delay: SpectatorDelay | None = None,
+        bot_think_ms: int | None = None,
+        bot_pace_ms: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         body: dict[str, Any] = {
@@ -115,6 +117,10 @@ class AsyncHeartsClient:
             body["invited"] = invited
         if spectator_delay is not None:  # {"seconds": N} or {"tricks": N}
             body["spectator_delay"] = spectator_delay
+        if bot_think_ms is not None:  # 10 to 5000 ms per move; none: the bots' fixed budgets
+            body["bot_think_ms"] = bot_think_ms
+        if bot_pace_ms is not None:  # 0 to 2000 ms before each bot card; none: the server's default
+            body["bot_pace_ms"] = bot_pace_ms
         return cast(Table, await self._write("tables", body, key=idempotency_key))
 
     async def create_invite(
