@@ -128,3 +128,13 @@ test("a conditional read answers undefined while the table is unchanged", async 
   assert.deepEqual(await hearts.getTableIfChanged(7, 12), TABLE);
   assert.deepEqual(sent.map((r) => r.headers.get("If-None-Match")), ['W/"12"', 'W/"12"']);
 });
+
+test("createTable sends the bots' thinking time and pace only when given", async () => {
+  const { sent, fetch } = scripted(json(201, TABLE), json(201, TABLE));
+  const hearts = client(fetch);
+  await hearts.createTable({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
+  await hearts.createTable({ bots: { "1": "basic" } });
+  const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
+  assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
+  assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
+});
