@@ -17,8 +17,9 @@ def decide(view: dict[str, Any], level: str, rng: random.Random) -> dict[str, An
     """The wire form of the action this seat's bot takes; `view` must offer legal actions.
     `random` picks uniformly; `basic` plays the rules below; `strong` samples worlds and rolls
     each card out (bots/strong.py); `expert` searches the sampled worlds with ISMCTS
-    (bots/expert.py), its pass too. Where a search does not apply (two packs) a level falls back
-    to the one below it."""
+    (bots/expert.py), its pass too; both sample worlds with bots/sampling.py at every table size,
+    two packs included. With one legal card, or when no world consistent with the view can be
+    drawn, a level falls back to the one below it."""
     legal = view["legal_actions"]
     if legal is None:
         raise ValueError("this seat has nothing to do")
