@@ -11,7 +11,7 @@ from typing import Any
 from bots.sampling import knowledge, world
 from bots.sampling import sample_world as sample_world  # where it lived before bots/sampling.py
 from games.engine import GAME_OVER, MOON, MoonChoice, Options, Play, State
-from games.engine.cards import PACK, QS, card_ids, names, parse_cards
+from games.engine.cards import ONE_PACK, PACK, QS, names, parse_cards
 
 HEARTS, SPADES = 3, 2
 HEART_BITS = ((1 << 13) - 1) << 39
@@ -165,28 +165,32 @@ def fast_card(state: State) -> int:
 
 
 def _fast_card_two_packs(state: State) -> int:
-    """`fast_card` with two packs: the same rules on first-pack ids, where a card equal to one
-    already in the trick cancels it (so the trick goes to the highest card left uncancelled)."""
+    """`fast_card` with two packs: the same rules on the folded mask (each card once, whichever
+    copy), where a card equal to one already in the trick cancels it, so the card to beat is the
+    highest one left uncancelled (none when all are)."""
     legal = state.legal_mask()
-    ids = card_ids(legal)
-    trick = [c % PACK for c in state.trick]
+    legal = (legal & ONE_PACK) | (legal >> PACK)
+    trick = state.trick
     if not trick:
-        safe = [c for c in ids if c // 13 != HEARTS and c not in (QS, QS + 1, QS + 2)]
-        return min(safe or ids, key=lambda c: (c % 13, c))
-    lead = trick[0] // 13
-    follow = [c for c in ids if c // 13 == lead]
+        return _low(legal & ~HEART_BITS & ~HIGH_SPADES or legal)
+    suit = SUITS[trick[0] % PACK // 13]
+    follow = legal & suit
     if follow:
-        live = [c for c in trick if c // 13 == lead and trick.count(c) == 1]
-        best = max(live, default=-1)
-        under = [c for c in follow if c < best]
+        once = twice = 0
+        for c in trick:
+            bit = 1 << (c % PACK)
+            if once & bit:
+                twice |= bit
+            once |= bit
+        best = (once & ~twice & suit).bit_length() - 1
+        under = follow & ((1 << best) - 1) if best >= 0 else 0
         if under:
-            return max(under)
-        if len(trick) == state.options.players - 1 and not any(c // 13 == HEARTS or c == QS for c in trick):
-            plain = [c for c in follow if c != QS]
-            return max(plain) if plain else QS
-        return min(follow)
+            return under.bit_length() - 1
+        if len(trick) == state.options.players - 1 and not once & PENALTY_BITS:
+            plain = follow & ~(1 << QS)
+            return plain.bit_length() - 1 if plain else QS
+        return (follow & -follow).bit_length() - 1
     for wanted in (QS, QS + 2, QS + 1):
-        if wanted in ids:
+        if legal >> wanted & 1:
             return wanted
-    hearts = [c for c in ids if c // 13 == HEARTS]
-    return max(hearts or ids, key=lambda c: (c % 13, -c))
+    return _high(legal & HEART_BITS or legal)

@@ -16,6 +16,8 @@ from games.engine import Options, Play, State, action_from_dict, view
 from games.engine.cards import PACK, QS, card_ids, parse_cards
 from games.engine.deal import cards_in_play
 
+HEARTS = 3
+
 TABLES = [
     (3, "classic"),
     (4, "classic"),
@@ -204,3 +206,44 @@ def test_two_pack_rollouts_score_the_hand_as_the_engine_does() -> None:
         assert expert._finish(state.copy(), -1) == engine.sheet[-1]["points"]
         checked += sum(engine.sheet[-1]["points"]) == 52
     assert checked >= 6  # hands without a moon, scored alike
+
+
+def _two_pack_rule(state: State) -> int:
+    """strong's two-pack rollout rule written on lists of card ids: the reference for the bit-mask
+    version (a card equal to one already in the trick cancels it)."""
+    legal = state.legal_mask()
+    ids = card_ids(legal)
+    trick = [c % PACK for c in state.trick]
+    if not trick:
+        safe = [c for c in ids if c // 13 != HEARTS and c not in (QS, QS + 1, QS + 2)]
+        return min(safe or ids, key=lambda c: (c % 13, c))
+    lead = trick[0] // 13
+    follow = [c for c in ids if c // 13 == lead]
+    if follow:
+        live = [c for c in trick if c // 13 == lead and trick.count(c) == 1]
+        best = max(live, default=-1)
+        under = [c for c in follow if c < best]
+        if under:
+            return max(under)
+        if len(trick) == state.options.players - 1 and not any(c // 13 == HEARTS or c == QS for c in trick):
+            plain = [c for c in follow if c != QS]
+            return max(plain) if plain else QS
+        return min(follow)
+    for wanted in (QS, QS + 2, QS + 1):
+        if wanted in ids:
+            return wanted
+    hearts = [c for c in ids if c // 13 == HEARTS]
+    return max(hearts or ids, key=lambda c: (c % 13, -c))
+
+
+def test_the_two_pack_rollout_rule_on_masks_is_the_rule_on_lists() -> None:
+    options = Options.from_dict({"players": 7, "variant": "cancellation"})
+    compared = 0
+    for k in range(6):
+        state = State.new_game(options, f"two-pack-rule-{k}")
+        while state.hand_no == 1 and state.phase == "playing":
+            card = strong.fast_card(state)
+            assert card == _two_pack_rule(state)
+            state.push(state.turn, Play(card))
+            compared += 1
+    assert compared == 6 * 7 * 14  # every card of six whole hands (7 seats, 14 cards each)
