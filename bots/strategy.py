@@ -20,10 +20,11 @@ def decide(
     """The wire form of the action this seat's bot takes; `view` must offer legal actions.
     `random` picks uniformly; `basic` plays the rules below; `strong` samples worlds and rolls
     each card out (bots/strong.py); `expert` searches the sampled worlds with ISMCTS
-    (bots/expert.py), its pass too. Where a search does not apply (two packs) a level falls back
-    to the one below it. `think_ms` gives `strong` and `expert` that thinking time per decision
-    (counted from here) instead of their fixed budgets; without it a seed replays the same
-    decision (docs/bots-and-clocks.md#thinking-time)."""
+    (bots/expert.py), its pass too; both sample worlds with bots/sampling.py at every table size,
+    two packs included. With one legal card, or when no world consistent with the view can be
+    drawn, a level falls back to the one below it. `think_ms` gives `strong` and `expert` that
+    thinking time per decision (counted from here) instead of their fixed budgets; without it a
+    seed replays the same decision (docs/bots-and-clocks.md#thinking-time)."""
     deadline = None if think_ms is None else time.monotonic() + think_ms / 1000
     legal = view["legal_actions"]
     if legal is None:
