@@ -255,6 +255,21 @@ def test_stale_versions_retry_lobby_writes_only_and_errors_keep_their_code() -> 
     assert server.value.code == "http_502" and len(sent) == FAST.attempts
 
 
+def test_create_table_sends_the_bots_thinking_time_and_pace_only_when_given() -> None:
+    sent, transport = _scripted(httpx.Response(201, json=TABLE), httpx.Response(201, json=TABLE))
+    client = _client(transport)
+    client.create_table(bots={1: "expert"}, bot_think_ms=500, bot_pace_ms=0)
+    client.create_table(bots={1: "basic"})
+    assert json.loads(sent[0].content) == {
+        "options": {},
+        "bots": {"1": "expert"},
+        "clocks": {},
+        "bot_think_ms": 500,
+        "bot_pace_ms": 0,
+    }
+    assert json.loads(sent[1].content) == {"options": {}, "bots": {"1": "basic"}, "clocks": {}}
+
+
 def test_a_conditional_read_answers_none_while_the_table_is_unchanged() -> None:
     sent, transport = _scripted(httpx.Response(304), httpx.Response(200, json=TABLE))
     client = _client(transport)

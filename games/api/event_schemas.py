@@ -157,6 +157,8 @@ _TABLE_EXAMPLE: dict[str, Any] = {
         "tie_rule": "play_on",
     },
     "clocks": {"pass": 60, "play": 30, "moon": 30, "away_after": 2},
+    "bot_think_ms": None,
+    "bot_pace_ms": 700,
     "deadline": None,
     "seats": [
         {"position": p, "player": player, "name": name, "bot": bot, "away": False, "timeouts": 0}

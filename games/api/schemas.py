@@ -353,6 +353,10 @@ class TableOut(F.Serializer):
     version = F.IntegerField(help_text="Send it back as If-Match to act only on what you saw")
     options = TableOptionsOut()
     clocks = ClocksOut()
+    bot_think_ms = F.IntegerField(
+        allow_null=True, help_text="Milliseconds bots think per move; null: their levels' fixed budgets"
+    )
+    bot_pace_ms = F.IntegerField(help_text="Milliseconds before each bot card played, as of the seats now")
     deadline = F.DateTimeField(allow_null=True, help_text="When the seat(s) to act time out")
     seats = SeatOut(many=True)
     your_seat = F.IntegerField(allow_null=True)

@@ -334,6 +334,8 @@ def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
         creator=p.player,
         spectator_delay=_given(kw.get("spectator_delay")),
         rated=bool(kw.get("rated")),
+        bot_think_ms=kw.get("bot_think_ms"),
+        bot_pace_ms=kw.get("bot_pace_ms"),
         idempotency=idem,
     )
 
@@ -389,6 +391,14 @@ CreateTable = _mutation(
         "spectator_delay": SpectatorDelayInput(),
         "rated": graphene.Boolean(
             description="Its finished game updates its people's ratings (default false)"
+        ),
+        "bot_think_ms": graphene.Int(
+            description="Milliseconds strong and expert bots think per move, 10 to 5,000 (else "
+            "invalid_input); null: their levels' fixed budgets, which replay exactly for a seed."
+        ),
+        "bot_pace_ms": graphene.Int(
+            description="Milliseconds before each bot card played, 0 to 2,000 (else invalid_input); "
+            "null: the server's default while a person sits at the table, 0 at a bot-only table."
         ),
     },
     _create,

@@ -238,6 +238,12 @@ class Table(graphene.ObjectType):
     version = graphene.Int(required=True, description="Send it back as expectedVersion")
     options = graphene.Field(TableOptions, required=True)
     clocks = graphene.Field(Clocks, required=True)
+    bot_think_ms = graphene.Int(
+        description="Milliseconds bots think per move; null: their levels' fixed budgets"
+    )
+    bot_pace_ms = graphene.Int(
+        required=True, description="Milliseconds before each bot card played, as of the seats now"
+    )
     deadline = graphene.String(description="When the seat(s) to act time out (ISO 8601)")
     seats = graphene.List(graphene.NonNull(Seat), required=True)
     your_seat = graphene.Int()

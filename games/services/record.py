@@ -12,7 +12,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from games import webhooks
+from games import bot_timing, webhooks
 from games.engine import (
     GAME_OVER,
     PASSING,
@@ -202,7 +202,8 @@ def has_people(seating: Iterable[SeatRow]) -> bool:
 
 def schedule(table: Table | None) -> None:
     """After the commit: wake the table's streams, set its turn clock (games.infra.clocks), and
-    queue a worker task for the moves bots owe."""
+    queue a worker task for the moves bots owe: at a paced table, a bot's card is queued to run
+    after the pace (a countdown: no worker waits for it, docs/bots-and-clocks.md#pace)."""
     if table is None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
@@ -214,9 +215,10 @@ def schedule(table: Table | None) -> None:
     table_id, version, bot_turn = table.pk, table.version, table.bot_turn
     lane = jobs.lane_of(people=has_people(table.seating), app_id=table.app_id or 0)
     if bot_turn:
-        transaction.on_commit(lambda: queue_tasks(table_id, version, lane))
+        pace = bot_timing.pace_ms(table) if table.status == Table.Status.PLAYING else 0
+        transaction.on_commit(lambda: queue_tasks(table_id, version, lane, pace / 1000))
 
 
-def queue_tasks(table_id: int, version: int, lane: str = jobs.PEOPLE_QUEUE) -> None:
-    """The bot moves, on the table's lane."""
-    jobs.play_bots(table_id, version, lane=lane)
+def queue_tasks(table_id: int, version: int, lane: str = jobs.PEOPLE_QUEUE, delay: float = 0.0) -> None:
+    """The bot moves, on the table's lane, `delay` seconds from now."""
+    jobs.play_bots(table_id, version, lane=lane, delay=delay)

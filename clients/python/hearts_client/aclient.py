@@ -107,6 +107,8 @@ class AsyncHeartsClient:
         invited: list[int] | None = None,
         spectator_delay: SpectatorDelay | None = None,
         rated: bool | None = None,
+        bot_think_ms: int | None = None,
+        bot_pace_ms: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         body: dict[str, Any] = {
@@ -122,6 +124,10 @@ class AsyncHeartsClient:
             body["spectator_delay"] = spectator_delay
         if rated is not None:  # its finished game updates its people's ratings (docs/ratings.md)
             body["rated"] = rated
+        if bot_think_ms is not None:  # 10 to 5000 ms per move; none: the bots' fixed budgets
+            body["bot_think_ms"] = bot_think_ms
+        if bot_pace_ms is not None:  # 0 to 2000 ms before each bot card; none: the server's default
+            body["bot_pace_ms"] = bot_pace_ms
         return cast(Table, await self._write("tables", body, key=idempotency_key))
 
     async def create_invite(

@@ -121,12 +121,17 @@ class HeartsClient:
         invited: list[int] | None = None,
         spectator_delay: SpectatorDelay | None = None,
         rated: bool | None = None,
+        bot_think_ms: int | None = None,
+        bot_pace_ms: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken.
         `visibility` is public (default), unlisted or private; `invited` names players who may join
         a private table without a code; `spectator_delay` ({"seconds": N} or {"tricks": N}) keeps
-        spectators that far behind; a `rated` table's game updates its people's ratings."""
+        spectators that far behind; a `rated` table's game updates its people's ratings.
+        `bot_think_ms` (10 to 5000) is the time strong and expert
+        bots think per move instead of their fixed budgets; `bot_pace_ms` (0 to 2000) the delay
+        before each bot card (left out: the server's default, 0 at a bot-only table)."""
         body: dict[str, Any] = {
             "options": options or {},
             "bots": {str(k): v for k, v in (bots or {}).items()},
@@ -140,6 +145,10 @@ class HeartsClient:
             body["spectator_delay"] = spectator_delay
         if rated is not None:  # its finished game updates its people's ratings (docs/ratings.md)
             body["rated"] = rated
+        if bot_think_ms is not None:  # 10 to 5000 ms per move; none: the bots' fixed budgets
+            body["bot_think_ms"] = bot_think_ms
+        if bot_pace_ms is not None:  # 0 to 2000 ms before each bot card; none: the server's default
+            body["bot_pace_ms"] = bot_pace_ms
         return cast(Table, self._write("tables", body, key=idempotency_key))
 
     def create_invite(

@@ -126,6 +126,8 @@ class Table(TypedDict):
     version: int
     options: dict[str, Any]
     clocks: Clocks
+    bot_think_ms: int | None  # bots' thinking time per move; None: their levels' fixed budgets
+    bot_pace_ms: int  # the delay before each bot card played, in force now
     deadline: str | None
     seats: list[Seat]
     your_seat: int | None

@@ -255,6 +255,10 @@ export class HeartsClient {
       spectator_delay?: { seconds: number } | { tricks: number };
       /** Its finished game updates its people's ratings (default false). */
       rated?: boolean;
+      /** Milliseconds strong and expert bots think per move (10 to 5000); left out: their fixed budgets. */
+      bot_think_ms?: number;
+      /** Milliseconds before each bot card played (0 to 2000); left out: the server's default (0 without a person). */
+      bot_pace_ms?: number;
     } = {},
     key?: string,
   ): Promise<Table> {
@@ -263,6 +267,8 @@ export class HeartsClient {
     if (spec.invited !== undefined) body.invited = spec.invited;
     if (spec.spectator_delay !== undefined) body.spectator_delay = spec.spectator_delay;
     if (spec.rated !== undefined) body.rated = spec.rated;
+    if (spec.bot_think_ms !== undefined) body.bot_think_ms = spec.bot_think_ms;
+    if (spec.bot_pace_ms !== undefined) body.bot_pace_ms = spec.bot_pace_ms;
     return this.call("POST", "tables", { body, write: true, key: key ?? null });
   }
 

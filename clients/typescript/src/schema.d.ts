@@ -941,6 +941,10 @@ export interface components {
             };
             /** @description Its finished game updates its people's ratings (docs/ratings.md; default false) Default: `false`. */
             rated?: boolean;
+            /** @description Milliseconds strong and expert bots think per move (null: their fixed budgets, which replay exactly for a seed; docs/bots-and-clocks.md#thinking-time) */
+            bot_think_ms?: number | null;
+            /** @description Milliseconds before each bot card played (null: the server's default at tables with a person, 0 at bot-only tables; docs/bots-and-clocks.md#pace) */
+            bot_pace_ms?: number | null;
         };
         /** @description A new webhook endpoint. */
         CreateWebhookRequest: {
@@ -1921,6 +1925,10 @@ export interface components {
             version: number;
             options: components["schemas"]["TableOptions"];
             clocks: components["schemas"]["ClocksOut"];
+            /** @description Milliseconds bots think per move; null: their levels' fixed budgets */
+            bot_think_ms: number | null;
+            /** @description Milliseconds before each bot card played, as of the seats now */
+            bot_pace_ms: number;
             /**
              * Format: date-time
              * @description When the seat(s) to act time out
@@ -2980,6 +2988,8 @@ export interface components {
          *           "moon": 30,
          *           "away_after": 2
          *         },
+         *         "bot_think_ms": null,
+         *         "bot_pace_ms": 700,
          *         "deadline": null,
          *         "seats": [
          *           {
@@ -3062,6 +3072,8 @@ export interface components {
          *             "moon": 30,
          *             "away_after": 2
          *           },
+         *           "bot_think_ms": null,
+         *           "bot_pace_ms": 700,
          *           "deadline": null,
          *           "seats": [
          *             {

@@ -159,3 +159,13 @@ test("ratings: rated tables, the leaderboard and a player's history in pages, ty
   assert.equal(sent[2]?.url, "http://hearts.test/api/v1/players/3/rating-history?family=classic-4");
   assert.equal(changed.changes[0]?.place, 1);
 });
+
+test("createTable sends the bots' thinking time and pace only when given", async () => {
+  const { sent, fetch } = scripted(json(201, TABLE), json(201, TABLE));
+  const hearts = client(fetch);
+  await hearts.createTable({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
+  await hearts.createTable({ bots: { "1": "basic" } });
+  const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
+  assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
+  assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
+});
