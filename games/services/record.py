@@ -148,7 +148,7 @@ def start_if_full(table: Table, seats: list[Seat], announce: Iterable[Event] = (
     events: list[Event] = [*announce, public("game_started")]
     state = State.new_game(Options.from_dict(table.options), table.seed, events, table=str(table.pk))
     log(table, Move.Kind.START, None, {}, events)
-    store_state(table, state, (None, 0, 0))
+    store_state(table, state, (None, state.hand_no - 1, 0))  # a table may start past hand 1
 
 
 def store_state(table: Table, state: State, before: tuple[str | None, int, int]) -> None:
