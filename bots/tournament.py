@@ -19,8 +19,7 @@ from typing import Any
 
 from bots import LEVELS, expert
 from bots.strategy import decide
-from games.engine import GAME_OVER, Options, State, action_from_dict, deal, duplicate, hand_seed, view
-from games.engine.cards import names
+from games.engine import GAME_OVER, Options, State, action_from_dict, duplicate, view
 
 
 @dataclass
@@ -80,11 +79,9 @@ def play_hand(state: State, levels: Sequence[str], rng: random.Random, clock: Cl
 
 
 def dealt_hand(options: Options, seed: str, number: int) -> State:
-    """Hand `number` of the game with this seed, on its own (so every pass direction comes up)."""
-    hands, widow = deal(options, hand_seed(seed, number))
-    return State.from_deal(
-        options, [names(h) for h in hands], widow=names(widow), hand_number=number, seed=seed
-    )
+    """Hand `number` of the game with this seed, on its own (so every pass direction comes up): the
+    game a tournament table of the service plays (options `first_hand` and `hands`)."""
+    return State.new_game(duplicate.hand_options(options, number), seed)
 
 
 def run(

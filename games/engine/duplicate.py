@@ -41,6 +41,11 @@ def deal_set_hand(options: Options, deal_set: int) -> int:
     return 1 + deal_set % max(1, pass_cycle(options))
 
 
+def hand_options(options: Options, hand: int) -> Options:
+    """The options of a table that plays hand `hand` of its seed alone."""
+    return Options.from_dict({**options.to_dict(), "first_hand": hand, "hands": 1})
+
+
 def deal_set_seed(seed: object, deal_set: int) -> str:
     """The game seed of a deal set of the tournament with this seed."""
     return f"tournament-{seed}-{deal_set}"

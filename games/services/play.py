@@ -30,6 +30,7 @@ from games.engine import (
 from games.errors import ServiceError
 from games.infra import metrics
 from games.models import Move, Player, Seat, Table
+from games.services import tournaments
 from games.services.common import (
     UNSCOPED,
     Idempotency,
@@ -110,6 +111,8 @@ def action_submit(
         log(table, KIND_OF_ACTION[type(parsed)], seat, payload, events, key, staged=moves)
         metrics.action_applied(KIND_OF_ACTION[type(parsed)], "human")
         store_state(table, state, before)
+        if tournaments.finishes(table, moves):
+            tournaments.table_finished(table, moves)
         write(table, moves, fields)
         return Outcome(table, events, state=state)
 
@@ -159,6 +162,8 @@ def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outco
             return Outcome(None)
         moves: list[Move] = []
         events = advance(table, state_from_dict(table.state), moves, limit=limit)
+        if tournaments.finishes(table, moves):
+            tournaments.table_finished(table, moves)
         write(table, moves)
         return Outcome(table, events)
 
@@ -202,6 +207,8 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
         # commit queues them), so a clock task stays short and the clock lane stays free.
         moves: list[Move] = []
         events = advance(table, state, moves, timed_out=set(late), first_events=marked, bots=False)
+        if tournaments.finishes(table, moves):
+            tournaments.table_finished(table, moves)
         write(table, moves)
         return Outcome(table, events)
 
@@ -253,6 +260,24 @@ def advance(
     the hand. Each move is logged on its own, with the events it caused, into `moves` (the caller
     writes them with the table row: `record.write`)."""
 
+    shared = tournaments.shared_rng(table)
+    try:
+        return _advance(table, state, moves, timed_out, first_events, limit, bots, shared)
+    finally:
+        if shared is not None:  # the stream goes on where these moves left it
+            table.bot_rng = tournaments.rng_state(shared)
+
+
+def _advance(
+    table: Table,
+    state: State,
+    moves: list[Move],
+    timed_out: AbstractSet[int],
+    first_events: Sequence[Event],
+    limit: int | None,
+    bots: bool,
+    shared: random.Random | None,
+) -> list[Event]:
     caused: list[Event] = []
     hand, pending, made = state.hand_no, list(first_events), 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
@@ -269,7 +294,7 @@ def advance(
                 action: Any = MoonChoice(state.default_moon_choice())
             else:
                 level = table.seating[seat]["bot"] or "basic"
-                rng = random.Random(f"{table.seed}/{table.version}/{seat}")
+                rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
                 with metrics.bot_decision(level):
                     action = action_from_dict(decide(view(state, seat), level, rng))
             events = state.push(seat, action)
