@@ -82,7 +82,7 @@ OPTION_SPECS: Final[tuple[OptionSpec, ...]] = (
 )
 # Options whose default leaves every table as before: left out of `to_dict` when at the default, so
 # the stored options and the answers of ordinary tables do not change.
-_QUIET_DEFAULTS: Final = {"first_hand": 1, "hands": 0}
+QUIET_DEFAULTS: Final = {"first_hand": 1, "hands": 0}
 SPECS_BY_NAME: Final[dict[str, OptionSpec]] = {s.name: s for s in OPTION_SPECS}
 PLAYER_RANGE: Final = {CLASSIC: (3, 7), OMNIBUS: (3, 7), CANCELLATION: (6, 10)}
 
@@ -162,7 +162,7 @@ class Options:
 
     def to_dict(self) -> dict[str, Any]:
         out = {spec.name: getattr(self, spec.name) for spec in OPTION_SPECS}
-        for name, default in _QUIET_DEFAULTS.items():
+        for name, default in QUIET_DEFAULTS.items():
             if out[name] == default:
                 del out[name]
         return out

@@ -294,6 +294,8 @@ class TableOptionsInput(graphene.InputObjectType):
     variant = graphene.String(description=_option_input("variant"))
     omnibus_card = graphene.String(description=_option_input("omnibus_card") + " Any card notation: jd, 10D.")
     tie_rule = graphene.String(description=_option_input("tie_rule"))
+    first_hand = graphene.Int(description=_option_input("first_hand"))
+    hands = graphene.Int(description=_option_input("hands"))
 
 
 _SECONDS = "Whole seconds from 5 to 86,400, or null for no clock (else invalid_clock); default {}."

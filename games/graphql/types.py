@@ -74,6 +74,10 @@ class TableOptions(graphene.ObjectType):
     variant = graphene.Field(Variant, required=True, description=_option("variant"))
     omnibus_card = graphene.Field(OmnibusCard, required=True, description=_option("omnibus_card"))
     tie_rule = graphene.Field(TieRule, required=True, description=_option("tie_rule"))
+    first_hand = graphene.Int(
+        required=True, description=_option("first_hand"), resolver=lambda o, _: o.get("first_hand", 1)
+    )
+    hands = graphene.Int(required=True, description=_option("hands"), resolver=lambda o, _: o.get("hands", 0))
 
 
 class CardAt(graphene.ObjectType):
