@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
@@ -30,10 +31,12 @@ def tables_of(tournament: Tournament) -> list[Table]:
     return list(tournament.tables.order_by("rotation", "deal_set", "pk"))
 
 
-def points_by_deal_set(tournament: Tournament) -> dict[int, list[list[int]]]:
+def points_by_deal_set(
+    tournament: Tournament, ending: Mapping[tuple[int, int], list[int]] | None = None
+) -> dict[int, list[list[int]]]:
     """The points of every complete deal set: `[rotation][seat]`, from the scoresheet rows of its
-    tables (each table plays one hand, so its rows appear when it finishes, in the finishing
-    transaction itself)."""
+    tables (each plays one hand: its rows appear when it finishes), and `ending`: the points of
+    the table whose finishing move is being written, by (deal set, rotation)."""
     players = Options.from_dict(tournament.options).players
     rows = ScoreRow.objects.filter(table__tournament=tournament).values_list(
         "table__deal_set", "table__rotation", "position", "points"
@@ -41,6 +44,8 @@ def points_by_deal_set(tournament: Tournament) -> dict[int, list[list[int]]]:
     found: dict[int, dict[int, dict[int, int]]] = {}
     for deal_set, rotation, position, points in rows:
         found.setdefault(deal_set, {}).setdefault(rotation, {})[position] = points
+    for (deal_set, rotation), row in (ending or {}).items():
+        found.setdefault(deal_set, {})[rotation] = dict(enumerate(row))
     complete = {}
     for deal_set, rotations in found.items():
         if len(rotations) == players and all(len(seats) == players for seats in rotations.values()):
@@ -62,9 +67,12 @@ def standings(tournament: Tournament) -> dict[str, Any]:
     return compute(tournament)
 
 
-def compute(tournament: Tournament) -> dict[str, Any]:
+def compute(
+    tournament: Tournament, ending: Mapping[tuple[int, int], list[int]] | None = None
+) -> dict[str, Any]:
+    """The standings now (`ending`: as in points_by_deal_set)."""
     entrants = tournament.entrants
-    by_set = points_by_deal_set(tournament)
+    by_set = points_by_deal_set(tournament, ending)
     sets = sorted(by_set)
     relative: list[list[float]] = [[] for _ in entrants]
     own: list[list[int]] = [[] for _ in entrants]
@@ -105,7 +113,7 @@ def body(tournament: Tournament) -> dict[str, Any]:
     return {
         "id": tournament.pk,
         "name": tournament.name,
-        "status": tournament.status,
+        "status": str(tournament.status),
         "entrants": tournament.entrants,
         "options": tournament.options,
         "clocks": tournament.clocks,

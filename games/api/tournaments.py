@@ -3,8 +3,11 @@ its tables. The tables themselves are ordinary tables: read, stream and export t
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from rest_framework import serializers as F
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +19,7 @@ from games.accounts import Principal
 from games.api.auth import IsPrincipal
 from games.api.parsing import StrictCharField, StrictIntegerField, StrictSerializer, validated
 from games.api.schemas import ClocksField, ClocksOut, OptionsField
-from games.api.views import documented
+from games.api.views import _IDEMPOTENCY, _IDEMPOTENT, documented
 from games.errors import Code
 from games.services import MAX_DEAL_SETS, MAX_SEED
 
@@ -138,13 +141,31 @@ class TournamentsView(APIView):
         ok=TournamentOut,
         request=TournamentIn,
         status=201,
-        errors=(*_APP, Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level),
+        params=[_IDEMPOTENCY],
+        errors=(*_APP, *_IDEMPOTENT, Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponseBase:
         app = _app(request)
         data = validated(TournamentIn, request.data)
-        made = services.tournament_create(app=app, **data)
-        return Response(standings.body(standings.tournament_of(app, made.pk)), status=201)
+        key = request.headers.get("Idempotency-Key")
+        idempotency = None
+        if key is not None:
+            principal = request.user
+            assert isinstance(principal, Principal)
+            what = services.Idempotency.fingerprint_of(f"POST {request.path}", request.data)
+            idempotency = services.Idempotency(principal.owner, key, what, _created)
+        out = services.tournament_create(app=app, idempotency=idempotency, **data)
+        if out.response is not None:
+            code, body = out.response
+            response = HttpResponse(body, status=code, content_type="application/json")
+            response["Idempotent-Replayed"] = "true" if out.replayed else "false"
+            return response
+        return Response(standings.body(out.made), status=201)
+
+
+def _created(out: services.Outcome) -> tuple[int, str]:
+    """The answer kept for an Idempotency-Key: the new tournament."""
+    return 201, json.dumps(standings.body(out.made), separators=(",", ":"), ensure_ascii=False)
 
 
 class TournamentView(APIView):

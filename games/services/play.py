@@ -111,8 +111,6 @@ def action_submit(
         log(table, KIND_OF_ACTION[type(parsed)], seat, payload, events, key, staged=moves)
         metrics.action_applied(KIND_OF_ACTION[type(parsed)], "human")
         store_state(table, state, before)
-        if tournaments.finishes(table, moves):
-            tournaments.table_finished(table, moves)
         write(table, moves, fields)
         return Outcome(table, events, state=state)
 
@@ -162,8 +160,6 @@ def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outco
             return Outcome(None)
         moves: list[Move] = []
         events = advance(table, state_from_dict(table.state), moves, limit=limit)
-        if tournaments.finishes(table, moves):
-            tournaments.table_finished(table, moves)
         write(table, moves)
         return Outcome(table, events)
 
@@ -207,8 +203,6 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
         # commit queues them), so a clock task stays short and the clock lane stays free.
         moves: list[Move] = []
         events = advance(table, state, moves, timed_out=set(late), first_events=marked, bots=False)
-        if tournaments.finishes(table, moves):
-            tournaments.table_finished(table, moves)
         write(table, moves)
         return Outcome(table, events)
 

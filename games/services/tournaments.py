@@ -8,15 +8,15 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 
 from games import standings
 from games.engine import EngineError, Event, Options, duplicate, hand_seed, new_seed
 from games.errors import ServiceError
 from games.models import App, Move, Player, Seat, Table, Tournament
-from games.services.common import check_level, clocks_from
-from games.services.record import log, public, schedule, seated, start_if_full
+from games.services.common import Idempotency, Outcome, check_level, clocks_from, run
+from games.services.record import game_ended, log, public, schedule, seated, start_if_full
 
 MAX_DEAL_SETS = 200  # tables are deal sets times seats, all created at once when only bots play
 MAX_SEED = 64
@@ -31,10 +31,12 @@ def tournament_create(
     clocks: Mapping[str, Any] | None = None,
     seed: str | int | None = None,
     name: str = "",
-) -> Tournament:
-    """A new tournament of `app`. Only bots: every table is created and started at once, on the
-    bot lane. With people: the tables are played one after the other (each entrant sits at every
-    table), the next one starting when one finishes, on the people's clocks."""
+    idempotency: Idempotency | None = None,
+) -> Outcome:
+    """A new tournament of `app` (`Outcome.made`; with an Idempotency-Key seen before, the first
+    answer instead). Only bots: every table is created and started at once, on the bot lane. With
+    people: the tables are played one after the other (each entrant sits at every table), the next
+    one starting when one finishes, on the people's clocks."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
@@ -60,7 +62,7 @@ def tournament_create(
         )
     rows = _entrants(app, entrants, opts.players)
 
-    with transaction.atomic():
+    def act() -> Outcome:
         tournament = Tournament.objects.create(
             app=app,
             name=name[:100],
@@ -78,7 +80,9 @@ def tournament_create(
                     _open_table(tournament, deal_set, rotation)
         else:
             _open_table(tournament, 0, 0)
-    return tournament
+        return Outcome(None, made=tournament)
+
+    return run(act, idempotency)
 
 
 def _entrants(app: App, raw: Sequence[Mapping[str, Any]], players: int) -> list[dict[str, Any]]:
@@ -183,11 +187,13 @@ def rng_state(rng: random.Random) -> list[Any]:
     return [version, list(internal), gauss]
 
 
-def table_finished(table: Table, moves: Sequence[Move]) -> None:
-    """A table of a tournament has just finished (in its finishing transaction): count it under the
-    tournament's row lock, so that of racing finishes exactly one sees the last table and finishes
-    the tournament; with people, open the next table. The events go on the finishing move."""
-    assert table.tournament_id is not None
+@receiver(game_ended)
+def table_finished(sender: object, *, table: Table, totals: list[int], **_: Any) -> list[Event]:
+    """A table of a tournament ends (in its finishing transaction): count it under the tournament's
+    row lock, so that of racing finishes exactly one sees the last table and finishes the
+    tournament; with people, open the next table. Answers the events that go on the ending move."""
+    if table.tournament_id is None:
+        return []
     tournament = Tournament.objects.select_for_update().get(pk=table.tournament_id)
     tournament.tables_finished += 1
     events: list[Event] = []
@@ -195,30 +201,20 @@ def table_finished(table: Table, moves: Sequence[Move]) -> None:
     if tournament.tables_finished >= tournament.tables_total:
         tournament.status = Tournament.Status.FINISHED
         tournament.finished_at = timezone.now()
-        tournament.standings = standings.compute(tournament)
+        # The ending table's scoresheet rows are written after this move: its points come along.
+        assert table.deal_set is not None and table.rotation is not None
+        tournament.standings = standings.compute(tournament, {(table.deal_set, table.rotation): totals})
         fields += ["status", "finished_at", "standings"]
     elif not _bots_only(tournament):
         index = tournament.tables_finished  # rotation-major: a deal comes back after all the others
         following = _open_table(tournament, index % tournament.deal_sets, index // tournament.deal_sets)
-        events.append(public("tournament_next_table", tournament=tournament.pk, table=following.pk))
+        events.append(public("tournament_next_table", tournament=tournament.pk, next_table=following.pk))
     tournament.save(update_fields=fields)
-    events.insert(
-        0,
-        public(
-            "tournament_progress",
-            tournament=tournament.pk,
-            tables_finished=tournament.tables_finished,
-            tables_total=tournament.tables_total,
-            status=tournament.status,
-        ),
+    progress = public(
+        "tournament_progress",
+        tournament=tournament.pk,
+        tables_finished=tournament.tables_finished,
+        tables_total=tournament.tables_total,
+        status=tournament.status,
     )
-    if moves:
-        hand = moves[-1].hand
-        moves[-1].events = [*moves[-1].events, *([e.type, dict(e.data), None, hand] for e in events)]
-
-
-def finishes(table: Table, moves: Sequence[Move]) -> bool:
-    """Whether these staged moves finish a tournament table."""
-    return table.tournament_id is not None and any(
-        e[0] == "table_finished" for move in moves for e in move.events
-    )
+    return [progress, *events]

@@ -16,9 +16,10 @@ from games.accounts import app_create, player_create
 from games.engine import state_from_dict
 from games.infra import jobs
 from games.models import Move, Table, Tournament
-from games.services import bots_play
+from games.services import action_submit, bots_play
 from games.services.tournaments import tournament_create
 from games.standings import standings
+from tests.games.test_graphql import gql
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks fire: eager tasks play the tables
 
@@ -31,7 +32,9 @@ def client(key: str) -> APIClient:
 
 def test_a_bot_only_tournament_gives_exactly_the_gap_and_interval_of_the_command() -> None:
     app, _ = app_create(name="measure")
-    made = tournament_create(app=app, entrants=[{"bot": "basic"}, {"bot": "random"}], deal_sets=6, seed=7)
+    made = tournament_create(
+        app=app, entrants=[{"bot": "basic"}, {"bot": "random"}], deal_sets=6, seed=7
+    ).made
     done = Tournament.objects.get(pk=made.pk)  # eager tasks: every table played out on creation
     assert done.status == "finished" and done.tables_finished == done.tables_total == 24
     expected = command.run("basic", "random", deal_sets=6, seed=7, progress=False)
@@ -126,7 +129,7 @@ def test_racing_finishes_of_a_tournaments_last_tables_complete_it_exactly_once(
 ) -> None:
     monkeypatch.setattr(jobs, "play_bots", lambda *a, **kw: None)  # the test plays the tables itself
     app, _ = app_create(name="race")
-    made = tournament_create(app=app, entrants=[{"bot": "basic"}, {"bot": "basic"}], deal_sets=1, seed=3)
+    made = tournament_create(app=app, entrants=[{"bot": "basic"}, {"bot": "basic"}], deal_sets=1, seed=3).made
     tables = list(Table.objects.filter(tournament=made).order_by("rotation"))
     for table in tables[:2]:
         bots_play(table_id=table.pk, version=table.version)
@@ -168,7 +171,7 @@ def test_racing_finishes_of_a_tournaments_last_tables_complete_it_exactly_once(
 
 def test_a_tournaments_tables_export_and_verify_like_any_table() -> None:
     app, _ = app_create(name="verify")
-    made = tournament_create(app=app, entrants=[{"bot": "strong"}, {"bot": "basic"}], deal_sets=2)
+    made = tournament_create(app=app, entrants=[{"bot": "strong"}, {"bot": "basic"}], deal_sets=2).made
     tables = list(Table.objects.filter(tournament=made))
     assert len({t.seed for t in tables}) == 2  # one secret seed per deal set, shared by its rotations
     for table in tables:
@@ -176,3 +179,92 @@ def test_a_tournaments_tables_export_and_verify_like_any_table() -> None:
         report = verify.check_export(document)
         assert report["ok"] and report["replay_ok"], report
         assert [h["hand"] for h in report["hands"]] == [table.options.get("first_hand", 1)]
+
+
+CREATE = """mutation($entrants: [EntrantInput!]!, $dealSets: Int!, $seed: String) {
+  createTournament(entrants: $entrants, dealSets: $dealSets, seed: $seed, options: {players: 4}) {
+    tournament { id status tablesTotal tablesFinished seed entrants { bot name } }
+    errors { code field message }
+  }
+}"""
+READ = """query($id: Int!) {
+  tournament(id: $id) {
+    status
+    tablesFinished
+    standings { dealSetsComplete entrants { entrant rank relativePoints ci95Low ci95High hands } }
+    tables { dealSet rotation table { id status } }
+  }
+  tournaments { id }
+}"""
+
+
+def test_graphql_creates_the_same_tournament_and_reads_the_same_standings_as_rest() -> None:
+    _, key = app_create(name="gql")
+    entrants = [{"bot": "basic"}, {"bot": "random"}]
+    made = gql(CREATE, key, entrants=entrants, dealSets=3, seed="11")["data"]["createTournament"]
+    assert made["errors"] == [] and made["tournament"]["tablesTotal"] == 12
+    assert made["tournament"]["status"] == "running" and made["tournament"]["seed"] == "11"  # as created
+    read = gql(READ, key, id=made["tournament"]["id"])["data"]
+    assert read["tournament"]["status"] == "finished" and read["tournament"]["tablesFinished"] == 12
+    expected = command.run("basic", "random", deal_sets=3, seed=11, progress=False)
+    best = next(row for row in read["tournament"]["standings"]["entrants"] if row["entrant"] == 0)
+    assert best["relativePoints"] == expected.gap
+    assert (best["ci95Low"], best["ci95High"]) == expected.gap_ci95
+    assert len(read["tournament"]["tables"]) == 12
+    assert {t["table"]["status"] for t in read["tournament"]["tables"]} == {"finished"}
+    assert read["tournaments"] == [{"id": made["tournament"]["id"]}]
+    refused = gql(CREATE, key, entrants=[{"bot": "basic"}, {"player": 12345}], dealSets=1)
+    errors = refused["data"]["createTournament"]["errors"]
+    assert errors[0]["code"] == "invalid_input" and errors[0]["field"] == "entrants"
+    too_many = gql(CREATE, key, entrants=entrants, dealSets=100_000)["data"]["createTournament"]["errors"]
+    assert too_many[0]["code"] == "invalid_input" and too_many[0]["field"] == "dealSets"
+
+
+def test_a_retried_create_with_one_idempotency_key_makes_one_tournament_and_the_same_answer() -> None:
+    _, key = app_create(name="retry")
+    body = {"entrants": [{"bot": "random"}, {"bot": "random"}], "deal_sets": 1, "seed": "5"}
+    first = client(key).post("/api/v1/tournaments", body, format="json", HTTP_IDEMPOTENCY_KEY="t-1")
+    again = client(key).post("/api/v1/tournaments", body, format="json", HTTP_IDEMPOTENCY_KEY="t-1")
+    assert first.status_code == again.status_code == 201
+    assert first.content == again.content and again["Idempotent-Replayed"] == "true"
+    assert Tournament.objects.count() == 1 and Table.objects.count() == 4
+    other = client(key).post(
+        "/api/v1/tournaments", {**body, "seed": "6"}, format="json", HTTP_IDEMPOTENCY_KEY="t-1"
+    )
+    assert other.status_code == 409 and other.json()["code"] == "idempotency_key_reused"
+
+
+def test_with_people_the_tables_run_one_after_another_on_their_clocks_until_the_standings() -> None:
+    app, _ = app_create(name="people")
+    ada, _ = player_create(app=app, name="Ada")
+    bob, _ = player_create(app=app, name="Bob")
+    entrants = [{"player": ada.pk}, {"player": bob.pk}, {"bot": "basic"}]
+    made = tournament_create(app=app, entrants=entrants, deal_sets=2, clocks={"play": 60}).made
+    seen: list[int] = []
+    while True:
+        running = Table.objects.filter(tournament=made).exclude(status="finished")
+        assert running.count() <= 1  # the people sit at every table: one at a time
+        table = running.first()
+        if table is None:
+            break
+        seen.append(table.pk)
+        assert table.deadline is not None  # a person is to act: their clock runs
+        who = {s["player"]: s["position"] for s in table.seating if s["player"]}
+        assert set(who) == {ada.pk, bob.pk} and who[ada.pk] == table.rotation
+        while table.status != "finished":
+            state = state_from_dict(table.state)
+            seat = next(s for s in state.to_act() if table.seating[s]["player"])
+            person = ada if table.seating[seat]["player"] == ada.pk else bob
+            action_submit(table_id=table.pk, player=person, action=state.legal_actions(seat)[0].to_dict())
+            table.refresh_from_db()  # the bots' moves ran on commit (eager tasks)
+        last = Move.objects.filter(table=table).order_by("-seq").first()
+        assert last is not None and "tournament_progress" in [e[0] for e in last.events]
+    assert len(seen) == 8
+    order = [(t.rotation, t.deal_set) for t in Table.objects.filter(pk__in=seen).order_by("pk")]
+    assert order == [(r, k) for r in range(4) for k in range(2)]  # a deal comes back after the others
+    done = Tournament.objects.get(pk=made.pk)
+    assert done.status == "finished"
+    rows = done.standings["entrants"]
+    assert {r["name"] for r in rows} == {"Ada", "Bob", "basic bot"}
+    assert [r["hands"] for r in sorted(rows, key=lambda r: r["entrant"])] == [8, 8, 16]
+    assert done.standings["deal_sets_complete"] == 2
