@@ -10,7 +10,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from games.engine.options import OPTION_SPECS, OptionSpec
+from games.engine.options import OPTION_SPECS, QUIET_DEFAULTS, OptionSpec
 from games.errors import Code
 from games.reads import TABLE_STATUSES, VISIBILITIES
 from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS, SPECTATOR_DELAY_LIMITS
@@ -88,6 +88,8 @@ class RateLimitedOut(F.Serializer):
 
 def _option_field(spec: OptionSpec, *, request: bool) -> F.Field:
     kw: dict[str, Any] = {"help_text": spec.help}
+    if spec.name in QUIET_DEFAULTS and not request:
+        kw |= {"required": False, "help_text": f"{spec.help} Absent at its default ({spec.default})."}
     if request:
         kw |= {"required": False, "default": spec.default}
     if spec.choices is not None:

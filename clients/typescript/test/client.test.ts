@@ -169,3 +169,26 @@ test("createTable sends the bots' thinking time and pace only when given", async
   assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
   assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
 });
+
+test("a tournament is created with its key kept on a retry, and its standings are typed", async () => {
+  const created = { id: 3, status: "running", tables_total: 8 };
+  const standings = {
+    tournament: 3,
+    status: "finished",
+    deal_sets_complete: 2,
+    entrants: [{ entrant: 0, rank: 1, relative_points: 1.5, ci95_low: 0.5, ci95_high: 2.5 }],
+  };
+  const { sent, fetch } = scripted(new TypeError("fetch failed"), json(201, created), json(200, standings));
+  const hearts = client(fetch);
+  const made = await hearts.createTournament({ entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  assert.deepEqual(made, created);
+  assert.equal(sent.length, 2);
+  const [first, retried] = sent;
+  assert.ok(first && retried);
+  assert.equal(first.headers.get("Idempotency-Key"), retried.headers.get("Idempotency-Key"));
+  assert.deepEqual(await retried.json(), { entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  const table = await hearts.tournamentStandings(3);
+  const best: number | undefined = table.entrants[0]?.relative_points;
+  assert.equal(best, 1.5);
+  assert.equal(new URL(sent[2]?.url ?? "").pathname, "/api/v1/tournaments/3/standings");
+});
