@@ -258,6 +258,7 @@ ErrorCode = Literal[
     "invalid_event_type",
     "too_many_webhooks",
     "webhook_disabled",
+    "bot_name_taken",
     "invalid_format",
     "invalid_last_event_id",
     "ticket_invalid",
