@@ -320,7 +320,7 @@ def test_a_real_worker_plays_a_game_against_an_unruly_external_bot(
     registered = register(key, bot)
     workers(beat=True, WEBHOOK_ALLOW_PRIVATE_HOSTS="1")
     out = services.table_create(
-        options={"target_score": 30},
+        options={"target_score": 50},
         bots={0: "ext:unruly", 1: "basic", 2: "basic", 3: "basic"},
         clocks={"play": None},
         app=app,
@@ -335,3 +335,83 @@ def test_a_real_worker_plays_a_game_against_an_unruly_external_bot(
     assert endpoint.answered > 0 and fallbacks["timeout"] > 0 and fallbacks["illegal"] > 0
     assert endpoint.answered + sum(fallbacks.values()) == endpoint.calls <= len(bot.received)
     check_requests(bot, Table.objects.get(pk=out.table.pk))
+
+
+# -- GraphQL ------------------------------------------------------------------------------------
+
+BOT_FIELDS = (
+    "id name level url timeoutMs enabled calls answered lastError "
+    "fallbacks { timeout failed badAnswer illegal disabled }"
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_graphql_registers_lists_changes_and_deletes_bots_and_shows_their_seats(
+    external_bot: Callable[..., ExternalBot],
+) -> None:
+    from tests.games.test_graphql import gql, ok
+
+    _, key = app_create(name="a")
+    _, other_key = app_create(name="b")
+    bot = external_bot(unruly)
+    made = ok(
+        f'mutation($u: String!) {{ registerBot(name: "gq", url: $u, timeoutMs: {TIMEOUT_MS}) '
+        f"{{ secret bot {{ {BOT_FIELDS} }} errors {{ code field }} }} }}",
+        key,
+        u=bot.url,
+    )
+    bot.secret = made["secret"]
+    assert made["bot"]["level"] == "ext:gq" and made["bot"]["fallbacks"]["badAnswer"] == 0
+    again = gql(
+        'mutation($u: String!) { registerBot(name: "gq", url: $u, timeoutMs: 50) { errors { code field } } }',
+        key,
+        u=bot.url,
+    )["data"]["registerBot"]["errors"]
+    assert again == [{"code": "invalid_input", "field": "timeoutMs"}]
+    taken = gql(
+        'mutation($u: String!) { registerBot(name: "gq", url: $u) { errors { code } } }', key, u=bot.url
+    )["data"]["registerBot"]["errors"]
+    assert taken == [{"code": "bot_name_taken"}]
+
+    created = ok(
+        "mutation { createTable(options: {targetScore: 50}, clocks: {play: null}, "
+        'bots: [{position: 0, level: "ext:gq"}, {position: 1, level: "basic"}, '
+        '{position: 2, level: "basic"}, {position: 3, level: "basic"}]) { table { id } errors { code } } }',
+        key,
+    )
+    query = "query($id: Int!) { table(id: $id) { id status seats { bot } } }"
+    table = ok(query, key, id=created["table"]["id"])["table"]  # the tasks ran after the answer
+    assert table["status"] == "finished" and table["seats"][0]["bot"] == "ext:gq"
+    events: list[dict[str, Any]] = []
+    after, more = 0, True
+    while more:
+        page = ok(
+            "query($id: Int!, $after: Int!) { table(id: $id) { events(after: $after) { version more "
+            "events { type ... on BotAddedEvent { seat level } "
+            "... on BotFallbackEvent { seat reason } } } } }",
+            key,
+            id=table["id"],
+            after=after,
+        )["table"]["events"]
+        events += page["events"]
+        after, more = page["version"], page["more"]
+    assert {"type": "bot_added", "seat": 0, "level": "ext:gq"} in events
+    fallbacks = [e for e in events if e["type"] == "bot_fallback"]
+    assert fallbacks and all(set(e) == {"type", "seat", "reason"} and e["seat"] == 0 for e in fallbacks)
+
+    listed = ok(f"{{ bots {{ {BOT_FIELDS} }} }}", key)["bots"]
+    assert [b["name"] for b in listed] == ["gq"] and listed[0]["calls"] == len(bot.received) > 0
+    shown = listed[0]
+    assert shown["answered"] + sum(shown["fallbacks"].values()) == shown["calls"]
+    assert ok(f"{{ bots {{ id }} bot(id: {shown['id']}) {{ id }} }}", other_key) == {"bots": [], "bot": None}
+    changed = ok(
+        f"mutation {{ updateBot(id: {shown['id']}, enabled: false, timeoutMs: 900) "
+        "{ bot { enabled timeoutMs } errors { code } } }",
+        key,
+    )
+    assert changed["bot"] == {"enabled": False, "timeoutMs": 900}
+    rotated = ok(f"mutation {{ rotateBotSecret(id: {shown['id']}) {{ secret errors {{ code }} }} }}", key)
+    assert rotated["secret"].startswith("whsec_") and rotated["secret"] != made["secret"]
+    assert ok(f"mutation {{ deleteBot(id: {shown['id']}) {{ deleted errors {{ code }} }} }}", key)["deleted"]
+    gone = gql(f"mutation {{ deleteBot(id: {shown['id']}) {{ deleted errors {{ code }} }} }}", key)
+    assert gone["data"]["deleteBot"] == {"deleted": False, "errors": [{"code": "not_found"}]}
