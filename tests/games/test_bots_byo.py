@@ -415,3 +415,70 @@ def test_graphql_registers_lists_changes_and_deletes_bots_and_shows_their_seats(
     assert ok(f"mutation {{ deleteBot(id: {shown['id']}) {{ deleted errors {{ code }} }} }}", key)["deleted"]
     gone = gql(f"mutation {{ deleteBot(id: {shown['id']}) {{ deleted errors {{ code }} }} }}", key)
     assert gone["data"]["deleteBot"] == {"deleted": False, "errors": [{"code": "not_found"}]}
+
+
+# -- the Python SDK: its calls and its bot server -------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_python_sdk_manages_bots_and_its_bot_server_plays_a_whole_game() -> None:
+    """The SDK's calls (in process, through the WSGI app) and `BotServer` serving the SDK's `Bot`:
+    every turn verified by standardwebhooks, every answer legal and in time, so nothing falls back."""
+    import httpx
+    from hearts_client import Bot, HeartsClient
+    from hearts_client.botserver import BotServer
+    from hearts_client.errors import BadRequest, Conflict, NotFound
+
+    from hearts_service.wsgi import application
+
+    _, key = app_create(name="a")
+    http = httpx.Client(transport=httpx.WSGITransport(app=application))
+    client = HeartsClient("http://localhost", key, http=http)
+    made = client.register_bot("sdk", "http://127.0.0.1:9/", timeout_ms=2000)  # the URL comes next
+    server, url = BotServer(Bot(), secret=made["secret"]).start()
+    try:
+        shown = client.update_bot(made["id"], url=url)
+        assert shown["level"] == "ext:sdk" and shown["timeout_ms"] == 2000 and shown["url"] == url
+        with pytest.raises(Conflict) as taken:
+            client.register_bot("sdk", url)
+        assert taken.value.code == "bot_name_taken"
+        with pytest.raises(BadRequest) as bad:
+            client.register_bot("other", url, timeout_ms=10)
+        assert bad.value.code == "invalid_input"
+        table = client.create_table(
+            options={"target_score": 50}, bots={0: "ext:sdk", 1: "basic", 2: "basic", 3: "strong"}
+        )
+        assert client.get_table(table["id"])["status"] == "finished"
+        shown = client.get_bot(made["id"])
+        assert shown["calls"] == shown["answered"] > 10 and sum(shown["fallbacks"].values()) == 0
+        assert [b["id"] for b in client.bots()] == [made["id"]]
+        rotated = client.rotate_bot_secret(made["id"])
+        assert rotated["secret"].startswith("whsec_") and rotated["secret"] != made["secret"]
+        client.delete_bot(made["id"])
+        with pytest.raises(NotFound):
+            client.get_bot(made["id"])
+    finally:
+        server.shutdown()
+        server.server_close()
+        client.close()
+        http.close()
+
+
+def test_the_bot_server_refuses_a_turn_it_cannot_verify() -> None:
+    from hearts_client import Bot
+    from hearts_client.botserver import BotServer
+
+    from games.webhooks import sign
+
+    secret = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    served = BotServer(Bot(), secret)
+    turn = {
+        "type": "bot.turn",
+        "view": {"hand": ["2C", "3C"]},
+        "legal_actions": {"type": "play", "cards": ["2C"]},
+    }
+    body = json.dumps(turn)
+    headers = sign(secret, "call_1", body)
+    assert served.answer(body.encode(), headers) == (200, b'{"type": "play", "card": "2C"}')
+    assert served.answer(body.replace("2C", "3C").encode(), headers)[0] == 401  # tampered
+    assert served.answer(body.encode(), sign("whsec_" + "B" * 43 + "=", "call_1", body))[0] == 401
