@@ -12,19 +12,26 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from rest_framework.test import APIClient
 from standardwebhooks import Webhook
 
 from games import extbots, reads, services
 from games.accounts import app_create, player_create
+from games.api.bot_turn_schema import turn_schema
+from games.api.webhook_schema import openapi_document
 from games.engine import view
 from games.errors import ServiceError
 from games.models import BotEndpoint, Move, Table
 
 TIMEOUT_MS = 300
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_FILE = ROOT / "docs" / "schemas" / "bot-turn.schema.json"
+TURN_SCHEMA = Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
 
 
 class ExternalBot:
@@ -135,6 +142,8 @@ def check_requests(bot: ExternalBot, table: Table) -> None:
     see at that version: the engine's view for that seat, rebuilt from the log."""
     assert len(bot.verified) == len(bot.received)
     for body in bot.verified:
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in TURN_SCHEMA.iter_errors(body)]
+        assert not errors, errors  # the documented schema, docs/schemas/bot-turn.schema.json
         assert body["type"] == "bot.turn" and body["table"] == table.pk
         state = reads.state_at(table, body["version"])
         assert state is not None
@@ -482,3 +491,8 @@ def test_the_bot_server_refuses_a_turn_it_cannot_verify() -> None:
     assert served.answer(body.encode(), headers) == (200, b'{"type": "play", "card": "2C"}')
     assert served.answer(body.replace("2C", "3C").encode(), headers)[0] == 401  # tampered
     assert served.answer(body.encode(), sign("whsec_" + "B" * 43 + "=", "call_1", body))[0] == 401
+
+
+def test_the_committed_turn_schema_is_the_generated_one() -> None:
+    """Regenerate with: python -m games.api.bot_turn_schema > docs/schemas/bot-turn.schema.json"""
+    assert json.loads(SCHEMA_FILE.read_text()) == turn_schema(openapi_document(), extbots.BODY_TYPE)
