@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 import graphene
 
-from bots import LEVELS
 from games.engine import ADD, GAME_OVER, MOON, OPTION_SPECS, PASSING, PLAYING, SUBTRACT
 from games.errors import Code
 from games.extbots import REASONS
@@ -59,7 +58,6 @@ MoonChoice = _enum(
     (SUBTRACT, ADD),
     "After shooting the moon: subtract 26 from your own score, or add 26 to everyone else's",
 )
-BotLevel = _enum("BotLevel", LEVELS, "A bot's built-in level, weakest first")
 # A seat's bot is a String in answers: a built-in level, or ext:<name> for a bot the app brought
 # (docs/bots-byo.md), which no enum can list.
 SEAT_LEVEL = "Bot level: a built-in one (random, basic, strong, expert) or ext:<name>, a bot the app brought"
