@@ -43,6 +43,8 @@ def points_by_deal_set(
     )
     found: dict[int, dict[int, dict[int, int]]] = {}
     for deal_set, rotation, position, points in rows:
+        if deal_set is None or rotation is None:  # never at a tournament's table
+            continue
         found.setdefault(deal_set, {}).setdefault(rotation, {})[position] = points
     for (deal_set, rotation), row in (ending or {}).items():
         found.setdefault(deal_set, {})[rotation] = dict(enumerate(row))
@@ -63,7 +65,8 @@ def standings(tournament: Tournament) -> dict[str, Any]:
     points per hand, and the rank by relative points (equal values share a rank). The stored final
     standings once the tournament is over."""
     if tournament.standings is not None:
-        return tournament.standings
+        stored: dict[str, Any] = tournament.standings
+        return stored
     return compute(tournament)
 
 
@@ -80,10 +83,10 @@ def compute(
         points = by_set[k]
         for e, value in enumerate(duplicate.relative_points(points, len(entrants))):
             relative[e].append(value)
-        for r, row in enumerate(points):
-            for s, who in enumerate(duplicate.seating(len(entrants), len(row), r)):
-                own[who].append(row[s])
-    rows = []
+        for r, seat_points in enumerate(points):
+            for s, who in enumerate(duplicate.seating(len(entrants), len(seat_points), r)):
+                own[who].append(seat_points[s])
+    rows: list[dict[str, Any]] = []
     for e, entrant in enumerate(entrants):
         mean, low, high = duplicate.interval(relative[e]) if relative[e] else (0.0, math.inf, math.inf)
         rows.append(
