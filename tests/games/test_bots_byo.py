@@ -255,7 +255,7 @@ def _principal(player: Any) -> Any:
 
 @pytest.mark.django_db
 def test_registration_refuses_bad_input_with_clear_codes(settings: Any) -> None:
-    _app, key = app_create(name="a")
+    app, key = app_create(name="a")
     c = api(key)
 
     def refused(body: dict[str, Any]) -> tuple[int, str, Any]:
@@ -290,6 +290,13 @@ def test_registration_refuses_bad_input_with_clear_codes(settings: Any) -> None:
     with pytest.raises(ServiceError) as guest:
         services.table_create(bots={1: "ext:b1"}, app=None)
     assert guest.value.code == "invalid_bot_level"
+    # Quick play takes the level its bots fill the open seats with: an ext: one too.
+    ana = player_create(name="Ana", app=app)[0]
+    with pytest.raises(ServiceError) as unknown:
+        services.quick_play(player=ana, app=app, bot_level="ext:nobody")
+    assert unknown.value.code == "invalid_bot_level"
+    waiting = services.quick_play(player=ana, app=app, bot_level="ext:b1").table
+    assert waiting is not None and waiting.fill_with == "ext:b1"
 
 
 @pytest.mark.django_db
