@@ -18,12 +18,12 @@ from typing import Any
 from django.db import transaction
 
 from bots.strategy import decide
-from games import extbots
-from games.engine import EngineError, Event, State, action_from_dict, state_from_dict, view
+from games import bot_timing, extbots
+from games.engine import PLAYING, EngineError, Event, State, action_from_dict, state_from_dict, view
 from games.infra import jobs, metrics
 from games.models import Move, Table
 from games.services.common import UNSCOPED, Outcome, locked
-from games.services.play import advance
+from games.services.play import TASK_THINKING_MS, advance
 from games.services.record import (
     KIND_OF_ACTION,
     has_people,
@@ -57,7 +57,10 @@ def bots_play(
     """Every move owed by bots and seats marked away, as long as only they are to act, up to
     `limit` moves and `asks` rounds of asking brought bots (None: no limit); then, if moves are
     still owed, a new task on the table's lane. Each step is one transaction (each move its own
-    entry in the log). A task queued for another version (stale, or delivered twice) does nothing."""
+    entry in the log). A task queued for another version (stale, or delivered twice) does nothing.
+    With a thinking time, a task makes at most as many moves as fit in TASK_THINKING_MS; at a
+    paced table (`bot_timing.pace_ms`) it stops after a card: the commit queues the next one after
+    the pace (docs/bots-and-clocks.md)."""
     made, rounds, caused = 0, 0, []
     last: Table | None = None
     more = False
@@ -65,9 +68,13 @@ def bots_play(
         table = Table.objects.filter(pk=table_id).first()  # no lock: read before asking
         if table is None or table.version != version or not table.bot_turn or table.state is None:
             break
+        think = bot_timing.think_ms(table)
+        if think is not None and limit is not None and last is None:  # once, as the task starts
+            limit = min(limit, max(1, TASK_THINKING_MS // think))
         if limit is not None and made >= limit:
             more = True
             break
+        paced = bot_timing.pace_ms(table) > 0
         state = state_from_dict(table.state)
         answers: dict[int, extbots.Answer] = {}
         asking = external_to_act(table, state)
@@ -77,11 +84,13 @@ def bots_play(
                 break
             answers = extbots.ask(table, state, asking)  # outside any transaction
             rounds += 1
-        out, moved = _step(table_id, version, answers, None if limit is None else limit - made)
+        out, moved = _step(table_id, version, answers, None if limit is None else limit - made, paced)
         if out.table is None or not moved:
             break
         last, version, made = out.table, out.table.version, made + moved
         caused += out.events
+        if paced:  # its commit queued the next move after the pace
+            break
     if more and last is not None:
         queue_tasks(
             last.pk, last.version, jobs.lane_of(people=has_people(last.seating), app_id=last.app_id or 0)
@@ -90,10 +99,11 @@ def bots_play(
 
 
 def _step(
-    table_id: int, version: int, answers: dict[int, extbots.Answer], limit: int | None
+    table_id: int, version: int, answers: dict[int, extbots.Answer], limit: int | None, paced: bool
 ) -> tuple[Outcome, int]:
     """One transaction: the brought bots' answers (or their fallbacks), then the built-in bots'
-    moves after them. The wake-ups go out on commit; the next task is the caller's to queue."""
+    moves after them (at a paced table, one card at most). The wake-ups go out on commit; the
+    next task is the caller's to queue, or at a paced table the commit's, after the pace."""
     with transaction.atomic():
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
@@ -104,10 +114,12 @@ def _step(
         for seat in sorted(answers):
             if seat in state.to_act():
                 events += _answer(table, state, answers[seat], moves)
-        events += advance(table, state, moves, limit=None if limit is None else max(limit - len(moves), 0))
+        if not (paced and moves and state.phase == PLAYING):  # a paced table: one card per task
+            left = None if limit is None else max(limit - len(moves), 0)
+            events += advance(table, state, moves, limit=left, one_card=paced)
         write(table, moves)
         out = Outcome(table, events, state=state)
-        schedule(table, bots=False)
+        schedule(table, bots=paced)
         return out, len(moves)
 
 

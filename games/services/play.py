@@ -12,11 +12,12 @@ from typing import Any
 from django.utils import timezone
 
 from bots.strategy import decide
-from games import reads
+from games import bot_timing, reads
 from games.accounts import Principal
 from games.engine import (
     GAME_OVER,
     MOON,
+    PLAYING,
     EngineError,
     Event,
     MoonChoice,
@@ -52,6 +53,7 @@ from games.services.record import (
     write,
 )
 
+TASK_THINKING_MS = 20_000  # the most thinking time one bot task spends (its soft time limit is 60 s)
 _PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
 
 
@@ -235,12 +237,14 @@ def advance(
     first_events: Sequence[Event] = (),
     limit: int | None = None,
     bots: bool = True,
+    one_card: bool = False,
 ) -> list[Event]:
     """Make the moves the server owes: for seats whose clock ran out (once each), and (unless
     `bots` is False) for built-in bots and away seats while only they are to act, stopping at the
-    end of the hand or at a brought bot's turn (services.botturns asks it). Each move is logged
-    on its own, with the events it caused, into `moves` (the caller writes them with the table
-    row: `record.write`)."""
+    end of the hand or at a brought bot's turn (services.botturns asks it), and with `one_card`
+    before a card played after a move made here (a paced table). Each move is logged on its own,
+    with the events it caused, into `moves` (the caller writes them with the table row:
+    `record.write`)."""
 
     caused: list[Event] = []
     hand, pending, made = state.hand_no, list(first_events), 0
@@ -255,7 +259,7 @@ def advance(
         if not due:
             break
         for seat in due:
-            if limit is not None and made >= limit:
+            if (limit is not None and made >= limit) or (one_card and made and state.phase == PLAYING):
                 return caused
             made += 1
             before = (state.phase, state.hand_no, len(state.sheet))
@@ -265,7 +269,8 @@ def advance(
                 level = table.seating[seat]["bot"] or "basic"
                 rng = random.Random(f"{table.seed}/{table.version}/{seat}")
                 with metrics.bot_decision(level):
-                    action = action_from_dict(decide(view(state, seat), level, rng))
+                    think = bot_timing.think_ms(table)
+                    action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))
             events = state.push(seat, action)
             if seat in timed_out:
                 events = [public("turn_timed_out", seat=seat, deadline=missed), *events]
