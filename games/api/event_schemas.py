@@ -124,6 +124,23 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
         "Every person accepted: the rematch table started, seats moved one place on.",
         {"new_table": {**_INT, "description": "The rematch table's id"}},
     ),
+    "tournament_table": (
+        "This table plays a deal set of a duplicate tournament (docs/tournaments.md): its first event.",
+        {"tournament": _INT, "deal_set": _INT, "rotation": _INT},
+    ),
+    "tournament_progress": (
+        "A table of the tournament finished: how many have; status finished on its last one.",
+        {
+            "tournament": _INT,
+            "tables_finished": _INT,
+            "tables_total": _INT,
+            "status": {"type": "string", "enum": ["running", "finished"]},
+        },
+    ),
+    "tournament_next_table": (
+        "A tournament with people: the table that starts now that this one is over.",
+        {"tournament": _INT, "next_table": {**_INT, "description": "The next table's id"}},
+    ),
 }
 _LOGGED = {"seq": _INT, "hand": _INT}  # every logged event: its move's sequence number, its hand
 
@@ -247,6 +264,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "rematch_proposed": {"seat": 0},
     "rematch_accepted": {"seat": 2},
     "rematch_started": {"new_table": 43},
+    "tournament_table": {"tournament": 3, "deal_set": 0, "rotation": 1},
+    "tournament_progress": {"tournament": 3, "tables_finished": 5, "tables_total": 8, "status": "running"},
+    "tournament_next_table": {"tournament": 3, "next_table": 44},
     "state": {"state": _TABLE_EXAMPLE},
     "tables": {"tables": [_TABLE_EXAMPLE]},
     "your_turn": {

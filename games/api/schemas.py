@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from games import extbots
 from games.api.parsing import StrictCharField
-from games.engine.options import OPTION_SPECS, OptionSpec
+from games.engine.options import OPTION_SPECS, QUIET_DEFAULTS, OptionSpec
 from games.errors import Code
 from games.reads import TABLE_STATUSES, VISIBILITIES
 from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS, SPECTATOR_DELAY_LIMITS, check_level
@@ -91,6 +91,8 @@ class RateLimitedOut(F.Serializer):
 
 def _option_field(spec: OptionSpec, *, request: bool) -> F.Field:
     kw: dict[str, Any] = {"help_text": spec.help}
+    if spec.name in QUIET_DEFAULTS and not request:
+        kw |= {"required": False, "help_text": f"{spec.help} Absent at its default ({spec.default})."}
     if request:
         kw |= {"required": False, "default": spec.default}
     if spec.choices is not None:

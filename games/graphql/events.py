@@ -211,6 +211,30 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
         "Every person accepted: the rematch table started, seats moved one place on.",
         {"new_table": lambda: graphene.Int(required=True, description="The rematch table's id")},
     ),
+    "tournament_table": (
+        "This table plays a deal set of a duplicate tournament (docs/tournaments.md): its first event.",
+        {
+            "tournament": lambda: graphene.Int(required=True),
+            "deal_set": lambda: graphene.Int(required=True),
+            "rotation": lambda: graphene.Int(required=True),
+        },
+    ),
+    "tournament_progress": (
+        "A table of the tournament finished: how many have; status finished on its last one.",
+        {
+            "tournament": lambda: graphene.Int(required=True),
+            "tables_finished": lambda: graphene.Int(required=True),
+            "tables_total": lambda: graphene.Int(required=True),
+            "status": lambda: graphene.String(required=True, description="running or finished"),
+        },
+    ),
+    "tournament_next_table": (
+        "A tournament with people: the table that starts now that this one is over.",
+        {
+            "tournament": lambda: graphene.Int(required=True),
+            "next_table": lambda: graphene.Int(required=True, description="The next table's id"),
+        },
+    ),
 }
 
 EventType = graphene.Enum(

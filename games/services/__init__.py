@@ -38,9 +38,12 @@ from games.services.play import (
     table_replay,
     table_seen,
 )
+from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, tournament_create
 
 __all__ = [
     "CLOCK_DEFAULTS",
+    "MAX_DEAL_SETS",
+    "MAX_SEED",
     "SPECTATOR_DELAY_LIMITS",
     "UNSCOPED",
     "WAIT_DEFAULT",
@@ -71,5 +74,6 @@ __all__ = [
     "table_replay",
     "table_seen",
     "table_start",
+    "tournament_create",
     "waiting_of",
 ]

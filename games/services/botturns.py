@@ -19,7 +19,7 @@ from django.db import transaction
 
 from bots.strategy import decide
 from games import bot_timing, extbots
-from games.engine import PLAYING, EngineError, Event, State, action_from_dict, state_from_dict, view
+from games.engine import EngineError, Event, State, action_from_dict, state_from_dict, view
 from games.infra import jobs, metrics
 from games.models import Move, Table
 from games.services.common import UNSCOPED, Outcome, locked
@@ -58,9 +58,9 @@ def bots_play(
     `limit` moves and `asks` rounds of asking brought bots (None: no limit); then, if moves are
     still owed, a new task on the table's lane. Each step is one transaction (each move its own
     entry in the log). A task queued for another version (stale, or delivered twice) does nothing.
-    With a thinking time, a task makes at most as many moves as fit in TASK_THINKING_MS; at a
-    paced table (`bot_timing.pace_ms`) it stops after a card: the commit queues the next one after
-    the pace (docs/bots-and-clocks.md)."""
+    At a paced table (`bot_timing.pace_ms`) a task stops before a second card: the commit queues
+    the next one after the pace. With a thinking time, a task makes at most as many moves as fit
+    in TASK_THINKING_MS (far below its time limit)."""
     made, rounds, caused = 0, 0, []
     last: Table | None = None
     more = False
@@ -69,9 +69,8 @@ def bots_play(
         if table is None or table.version != version or not table.bot_turn or table.state is None:
             break
         think = bot_timing.think_ms(table)
-        if think is not None and limit is not None and last is None:  # once, as the task starts
-            limit = min(limit, max(1, TASK_THINKING_MS // think))
-        if limit is not None and made >= limit:
+        most = limit if think is None or limit is None else min(limit, max(1, TASK_THINKING_MS // think))
+        if most is not None and made >= most:
             more = True
             break
         paced = bot_timing.pace_ms(table) > 0
@@ -84,12 +83,12 @@ def bots_play(
                 break
             answers = extbots.ask(table, state, asking)  # outside any transaction
             rounds += 1
-        out, moved = _step(table_id, version, answers, None if limit is None else limit - made, paced)
+        out, moved = _step(table_id, version, answers, None if most is None else most - made, paced)
         if out.table is None or not moved:
             break
         last, version, made = out.table, out.table.version, made + moved
         caused += out.events
-        if paced:  # its commit queued the next move after the pace
+        if paced:  # the commit queued the next card after the pace
             break
     if more and last is not None:
         queue_tasks(
@@ -102,8 +101,8 @@ def _step(
     table_id: int, version: int, answers: dict[int, extbots.Answer], limit: int | None, paced: bool
 ) -> tuple[Outcome, int]:
     """One transaction: the brought bots' answers (or their fallbacks), then the built-in bots'
-    moves after them (at a paced table, one card at most). The wake-ups go out on commit; the
-    next task is the caller's to queue, or at a paced table the commit's, after the pace."""
+    moves after them (at a paced table, none after an answered card). The wake-ups go out on
+    commit; the next task is the caller's to queue, but for a paced table's, queued after the pace."""
     with transaction.atomic():
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
@@ -114,9 +113,9 @@ def _step(
         for seat in sorted(answers):
             if seat in state.to_act():
                 events += _answer(table, state, answers[seat], moves)
-        if not (paced and moves and state.phase == PLAYING):  # a paced table: one card per task
-            left = None if limit is None else max(limit - len(moves), 0)
-            events += advance(table, state, moves, limit=left, one_card=paced)
+        if not (paced and moves):
+            rest = None if limit is None else max(limit - len(moves), 0)
+            events += advance(table, state, moves, limit=rest, one_card=paced)
         write(table, moves)
         out = Outcome(table, events, state=state)
         schedule(table, bots=paced)

@@ -31,6 +31,7 @@ from games.engine import (
 from games.errors import ServiceError
 from games.infra import metrics
 from games.models import Move, Player, Seat, Table
+from games.services import tournaments
 from games.services.common import (
     UNSCOPED,
     Idempotency,
@@ -246,6 +247,25 @@ def advance(
     with the events it caused, into `moves` (the caller writes them with the table row:
     `record.write`)."""
 
+    shared = tournaments.shared_rng(table)
+    try:
+        return _advance(table, state, moves, timed_out, first_events, limit, bots, one_card, shared)
+    finally:
+        if shared is not None:  # the stream goes on where these moves left it
+            table.bot_rng = tournaments.rng_state(shared)
+
+
+def _advance(
+    table: Table,
+    state: State,
+    moves: list[Move],
+    timed_out: AbstractSet[int],
+    first_events: Sequence[Event],
+    limit: int | None,
+    bots: bool,
+    one_card: bool,
+    shared: random.Random | None,
+) -> list[Event]:
     caused: list[Event] = []
     hand, pending, made = state.hand_no, list(first_events), 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
@@ -267,7 +287,7 @@ def advance(
                 action: Any = MoonChoice(state.default_moon_choice())
             else:
                 level = table.seating[seat]["bot"] or "basic"
-                rng = random.Random(f"{table.seed}/{table.version}/{seat}")
+                rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
                 with metrics.bot_decision(level):
                     think = bot_timing.think_ms(table)
                     action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))

@@ -29,9 +29,12 @@ from hearts_client.models import (
     Scoresheet,
     SeatLevel,
     SpectatorDelay,
+    Standings,
     StreamTicket,
     Table,
     TablePage,
+    Tournament,
+    TournamentTableRow,
 )
 
 
@@ -144,6 +147,43 @@ class AsyncHeartsClient:
 
     async def revoke_invite(self, table_id: int, code: str) -> None:
         await self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
+
+    async def create_tournament(
+        self,
+        entrants: list[dict[str, Any]],
+        deal_sets: int,
+        *,
+        options: dict[str, Any] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        seed: str | None = None,
+        name: str = "",
+        idempotency_key: str | None = None,
+    ) -> Tournament:
+        """App key: a duplicate tournament, its tables started. `entrants` are {"player": id} or
+        {"bot": level}; `seed` makes the deals those of `python -m bots.tournament --seed`."""
+        body: dict[str, Any] = {"entrants": entrants, "deal_sets": deal_sets, "name": name}
+        for field, value in (("options", options), ("clocks", clocks), ("seed", seed)):
+            if value is not None:
+                body[field] = value
+        return cast(Tournament, await self._write("tournaments", body, key=idempotency_key))
+
+    async def tournaments(self) -> list[Tournament]:
+        """App key: its tournaments, newest first."""
+        return cast(list[Tournament], (await self._run(Call("GET", "tournaments", self.retry)))["results"])
+
+    async def tournament(self, tournament_id: int) -> Tournament:
+        return cast(Tournament, await self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
+
+    async def tournament_standings(self, tournament_id: int) -> Standings:
+        """Ranked by points relative to the others who held the same cards, with 95% intervals."""
+        return cast(
+            Standings, await self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry))
+        )
+
+    async def tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
+        """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
+        answer = await self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
+        return cast(list[TournamentTableRow], answer["results"])
 
     async def invite_table(self, code: str) -> Table:
         return cast(Table, await self._run(Call("GET", f"invites/{code}", self.retry)))

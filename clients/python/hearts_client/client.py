@@ -28,9 +28,12 @@ from hearts_client.models import (
     Scoresheet,
     SeatLevel,
     SpectatorDelay,
+    Standings,
     StreamTicket,
     Table,
     TablePage,
+    Tournament,
+    TournamentTableRow,
 )
 
 
@@ -168,6 +171,41 @@ class HeartsClient:
     def revoke_invite(self, table_id: int, code: str) -> None:
         """Refuse this code from now on."""
         self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
+
+    def create_tournament(
+        self,
+        entrants: list[dict[str, Any]],
+        deal_sets: int,
+        *,
+        options: dict[str, Any] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        seed: str | None = None,
+        name: str = "",
+        idempotency_key: str | None = None,
+    ) -> Tournament:
+        """App key: a duplicate tournament, its tables started. `entrants` are {"player": id} or
+        {"bot": level}; `seed` makes the deals those of `python -m bots.tournament --seed`."""
+        body: dict[str, Any] = {"entrants": entrants, "deal_sets": deal_sets, "name": name}
+        for field, value in (("options", options), ("clocks", clocks), ("seed", seed)):
+            if value is not None:
+                body[field] = value
+        return cast(Tournament, self._write("tournaments", body, key=idempotency_key))
+
+    def tournaments(self) -> list[Tournament]:
+        """App key: its tournaments, newest first."""
+        return cast(list[Tournament], self._run(Call("GET", "tournaments", self.retry))["results"])
+
+    def tournament(self, tournament_id: int) -> Tournament:
+        return cast(Tournament, self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
+
+    def tournament_standings(self, tournament_id: int) -> Standings:
+        """Ranked by points relative to the others who held the same cards, with 95% intervals."""
+        return cast(Standings, self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry)))
+
+    def tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
+        """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
+        answer = self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
+        return cast(list[TournamentTableRow], answer["results"])
 
     def invite_table(self, code: str) -> Table:
         """The table a usable code joins, as a spectator sees it."""

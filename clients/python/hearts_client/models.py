@@ -207,6 +207,67 @@ class GameExport(TypedDict):
     winners: list[int]
 
 
+TournamentStatus = Literal["running", "finished"]
+
+
+class Entrant(TypedDict):
+    """A tournament's entrant: a player of the app, or a bot level (the other one is None)."""
+
+    player: int | None
+    bot: str | None
+    name: str
+
+
+class Tournament(TypedDict):
+    """A duplicate tournament (`GET tournaments/{id}`; docs/tournaments.md)."""
+
+    id: int
+    name: str
+    status: TournamentStatus
+    entrants: list[Entrant]
+    options: dict[str, Any]
+    clocks: Clocks
+    deal_sets: int
+    seed: str | None  # None while running, unless the app chose it
+    tables_total: int
+    tables_finished: int
+    created_at: str
+    finished_at: str | None
+
+
+class Standing(TypedDict):
+    """One entrant's line: points per hand the others took with the same cards, minus its own."""
+
+    entrant: int
+    player: int | None
+    bot: str | None
+    name: str
+    rank: int
+    relative_points: float
+    ci95_low: float | None
+    ci95_high: float | None
+    points_per_hand: float
+    hands: int
+
+
+class Standings(TypedDict):
+    """`GET tournaments/{id}/standings`: over the complete deal sets, best first."""
+
+    tournament: int
+    status: TournamentStatus
+    deal_sets_complete: int
+    entrants: list[Standing]
+
+
+class TournamentTableRow(TypedDict):
+    """One of a tournament's tables (an ordinary table: `get_table(id)`)."""
+
+    id: int
+    deal_set: int
+    rotation: int
+    status: str
+
+
 # -- bots an app brings (docs/bots-byo.md) ------------------------------------------------------
 
 
@@ -591,6 +652,33 @@ class RematchStarted(_Logged):
     new_table: int
 
 
+class TournamentTable(_Logged):
+    """This table plays a deal set of a duplicate tournament."""
+
+    type: Literal["tournament_table"]
+    tournament: int
+    deal_set: int
+    rotation: int
+
+
+class TournamentProgress(_Logged):
+    """A table of the tournament finished; `status` is finished on its last one."""
+
+    type: Literal["tournament_progress"]
+    tournament: int
+    tables_finished: int
+    tables_total: int
+    status: Literal["running", "finished"]
+
+
+class TournamentNextTable(_Logged):
+    """A tournament with people: the table that starts now that this one is over."""
+
+    type: Literal["tournament_next_table"]
+    tournament: int
+    next_table: int
+
+
 class State(_Streamed):
     """First event of a table stream: the table as you see it."""
 
@@ -650,6 +738,9 @@ Event = Union[  # noqa: UP007 (a runtime alias)
     RematchProposed,
     RematchAccepted,
     RematchStarted,
+    TournamentTable,
+    TournamentProgress,
+    TournamentNextTable,
     State,
     Tables,
     YourTurn,

@@ -28,6 +28,10 @@ export type LeaderboardPage = Schemas["LeaderboardPageOut"];
 export type RatingChange = Schemas["RatingChangeOut"];
 export type RatingHistoryPage = Schemas["RatingHistoryPageOut"];
 export type RatingsChanged = Schemas["Event_ratings_changed"];
+export type Tournament = Schemas["TournamentOut"];
+export type Standings = Schemas["StandingsOut"];
+export type TournamentTableRow = Schemas["TournamentTableOut"];
+export type Entrant = { player: number } | { bot: BotLevel };
 /** The API's error codes (docs/errors.md). */
 export type ErrorCode = Schemas["ErrorCode"];
 /** An error body: one of the API's codes, or the client's own: `transport_error` (no answer) and
@@ -317,6 +321,43 @@ export class HeartsClient {
   joinByInvite(code: string, position?: number): Promise<Table> {
     const body = position === undefined ? {} : { position };
     return this.call("POST", `invites/${encodeURIComponent(code)}/join`, { body, write: true });
+  }
+
+  /** App key: a duplicate tournament, its tables started (docs/tournaments.md). A `seed` makes the
+   * deals those of `python -m bots.tournament --seed`. */
+  createTournament(
+    spec: {
+      entrants: Entrant[];
+      deal_sets: number;
+      name?: string;
+      options?: Record<string, unknown>;
+      clocks?: Record<string, number | null>;
+      seed?: string;
+    },
+    key?: string,
+  ): Promise<Tournament> {
+    return this.call("POST", "tournaments", { body: spec, write: true, key: key ?? null });
+  }
+
+  /** App key: its tournaments, newest first. */
+  async tournaments(): Promise<Tournament[]> {
+    const answer = await this.call<Schemas["TournamentListOut"]>("GET", "tournaments");
+    return answer.results;
+  }
+
+  tournament(tournamentId: number): Promise<Tournament> {
+    return this.call("GET", `tournaments/${tournamentId}`);
+  }
+
+  /** Ranked by points relative to the others who held the same cards, with 95% intervals. */
+  tournamentStandings(tournamentId: number): Promise<Standings> {
+    return this.call("GET", `tournaments/${tournamentId}/standings`);
+  }
+
+  /** Its tables so far: ordinary tables (getTable, stream, exportGame). */
+  async tournamentTables(tournamentId: number): Promise<TournamentTableRow[]> {
+    const answer = await this.call<Schemas["TournamentTablesOut"]>("GET", `tournaments/${tournamentId}/tables`);
+    return answer.results;
   }
 
   /** App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds its secret, shown once. */

@@ -714,6 +714,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tournaments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
+        get: operations["listTournaments"];
+        put?: never;
+        /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
+        post: operations["createTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tournaments/{tournament_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments/{id}. */
+        get: operations["getTournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tournaments/{tournament_id}/standings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments/{id}/standings: over the complete deal sets so far; final once finished. */
+        get: operations["getTournamentStandings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tournaments/{tournament_id}/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments/{id}/tables: its tables so far (ordinary tables: GET /tables/{id} and so on). */
+        get: operations["listTournamentTables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1140,6 +1209,18 @@ export interface components {
          * @enum {string}
          */
         DeliveryStatusEnum: "pending" | "succeeded" | "failed";
+        /** @description One entrant: a player of the app, or a bot level (exactly one of the two). */
+        EntrantInRequest: {
+            /** @description A player of the app */
+            player?: number;
+            /** @description A bot level: random, basic, strong, expert */
+            bot?: string;
+        };
+        EntrantOut: {
+            player: number | null;
+            bot: string | null;
+            name: string;
+        };
         /**
          * @description * `wrong_phase` - wrong_phase
          *     * `not_your_turn` - not_your_turn
@@ -1965,6 +2046,38 @@ export interface components {
             seconds?: number;
             tricks?: number;
         };
+        StandingOut: {
+            /** @description The entrant's index in `entrants` */
+            entrant: number;
+            player: number | null;
+            bot: string | null;
+            name: string;
+            /** @description 1 is best; equal relative points share a rank */
+            rank: number;
+            /**
+             * Format: double
+             * @description Mean points per hand the others took with the same cards, minus the entrant's own
+             */
+            relative_points: number;
+            /**
+             * Format: double
+             * @description 95% interval (null with fewer than 2 deal sets)
+             */
+            ci95_low: number | null;
+            /** Format: double */
+            ci95_high: number | null;
+            /** Format: double */
+            points_per_hand: number;
+            hands: number;
+        };
+        StandingsOut: {
+            tournament: number;
+            status: components["schemas"]["TournamentStatusEnum"];
+            /** @description Deal sets every rotation of which has finished */
+            deal_sets_complete: number;
+            /** @description Best first */
+            entrants: components["schemas"]["StandingOut"][];
+        };
         /** @description Start now, with bots of level `fill_with` in the open seats. */
         StartTableRequest: {
             /** @description The version you saw */
@@ -2014,6 +2127,10 @@ export interface components {
              *     * `shared` - shared
              */
             tie_rule: components["schemas"]["TieRuleEnum"];
+            /** @description The number of the first hand dealt from the seed (a duplicate tournament replays one hand). Absent at its default (1). */
+            first_hand?: number;
+            /** @description Hands to play, then the game ends, the lowest total winning (ties shared); 0: to the target. Absent at its default (0). */
+            hands?: number;
         };
         /** @description Table options, each optional (its default otherwise); another key is refused with 400 invalid_option. `players` is 3 to 7, or 6 to 10 with the cancellation variant. */
         TableOptionsRequest: {
@@ -2043,6 +2160,10 @@ export interface components {
              *     * `shared` - shared Default: `"play_on"`.
              */
             tie_rule?: components["schemas"]["TieRuleEnum"];
+            /** @description The number of the first hand dealt from the seed (a duplicate tournament replays one hand). Default: `1`. */
+            first_hand?: number;
+            /** @description Hands to play, then the game ends, the lowest total winning (ties shared); 0: to the target. Default: `0`. */
+            hands?: number;
         };
         TableOut: {
             id: number;
@@ -2124,6 +2245,61 @@ export interface components {
         TokenOut: {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
+        };
+        /** @description A new duplicate tournament (docs/tournaments.md). */
+        TournamentInRequest: {
+            /** @description Default: `""`. */
+            name?: string;
+            /** @description 2 to `players` entrants; with fewer than `players`, the last one (a bot) fills the other seats */
+            entrants: components["schemas"]["EntrantInRequest"][];
+            /** @description Deal sets (each one hand, played once per rotation): 1 to 200 */
+            deal_sets: number;
+            /** @description The tables' options (not first_hand nor hands) */
+            options?: components["schemas"]["TableOptionsRequest"];
+            /** @description Turn clocks of the tables with people */
+            clocks?: components["schemas"]["ClocksRequest"];
+            /** @description Reproducible deals: the same as `python -m bots.tournament --seed` (absent: secret) */
+            seed?: string;
+        };
+        TournamentListOut: {
+            /** @description The app's tournaments, newest first (at most 100) */
+            results: components["schemas"]["TournamentOut"][];
+        };
+        TournamentOut: {
+            id: number;
+            name: string;
+            status: components["schemas"]["TournamentStatusEnum"];
+            entrants: components["schemas"]["EntrantOut"][];
+            /** @description The tables' options */
+            options: {
+                [key: string]: unknown;
+            };
+            clocks: components["schemas"]["ClocksOut"];
+            deal_sets: number;
+            /** @description null while running unless the app chose it */
+            seed: string | null;
+            tables_total: number;
+            tables_finished: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        /**
+         * @description * `running` - running
+         *     * `finished` - finished
+         * @enum {string}
+         */
+        TournamentStatusEnum: "running" | "finished";
+        TournamentTableOut: {
+            id: number;
+            deal_set: number;
+            rotation: number;
+            status: string;
+        };
+        TournamentTablesOut: {
+            /** @description Rotation by rotation, deal set by deal set */
+            results: components["schemas"]["TournamentTableOut"][];
         };
         TrickOut: {
             leader: number;
@@ -3121,6 +3297,89 @@ export interface components {
             id?: string;
         };
         /**
+         * @description This table plays a deal set of a duplicate tournament (docs/tournaments.md): its first event.
+         * @example {
+         *       "type": "tournament_table",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "tournament": 3,
+         *       "deal_set": 0,
+         *       "rotation": 1
+         *     }
+         */
+        Event_tournament_table: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tournament_table";
+            seq: number;
+            hand: number;
+            tournament: number;
+            deal_set: number;
+            rotation: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description A table of the tournament finished: how many have; status finished on its last one.
+         * @example {
+         *       "type": "tournament_progress",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "tournament": 3,
+         *       "tables_finished": 5,
+         *       "tables_total": 8,
+         *       "status": "running"
+         *     }
+         */
+        Event_tournament_progress: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tournament_progress";
+            seq: number;
+            hand: number;
+            tournament: number;
+            tables_finished: number;
+            tables_total: number;
+            /** @enum {string} */
+            status: "running" | "finished";
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description A tournament with people: the table that starts now that this one is over.
+         * @example {
+         *       "type": "tournament_next_table",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "tournament": 3,
+         *       "next_table": 44
+         *     }
+         */
+        Event_tournament_next_table: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tournament_next_table";
+            seq: number;
+            hand: number;
+            tournament: number;
+            /** @description The next table's id */
+            next_table: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
          * @description First event of a new table stream: the table as you see it.
          * @example {
          *       "type": "state",
@@ -3327,7 +3586,7 @@ export interface components {
             id?: string;
         };
         /** @description An event of the table's log, as the caller may see it */
-        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"];
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
         /**
          * @description A built-in bot level
          * @enum {string}
@@ -3336,7 +3595,7 @@ export interface components {
         /** @description A seat's bot: a built-in level, or ext:<name> for a bot the app brought (docs/bots-byo.md) */
         SeatLevel: components["schemas"]["BotLevelEnum"] | string;
         /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
-        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
+        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
     parameters: never;
@@ -7005,6 +7264,377 @@ export interface operations {
                 };
             };
             /** @description Error codes: `not_a_player_token` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listTournaments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry key (1 to 128 printable ASCII characters): acts at most once */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TournamentInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key`, `invalid_option`, `invalid_clock`, `invalid_bot_level` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `idempotency_key_reused` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getTournamentStandings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StandingsOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listTournamentTables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentTablesOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;

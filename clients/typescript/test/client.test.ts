@@ -134,6 +134,67 @@ test("a conditional read answers undefined while the table is unchanged", async 
   assert.deepEqual(sent.map((r) => r.headers.get("If-None-Match")), ['W/"12"', 'W/"12"']);
 });
 
+test("ratings: rated tables, the leaderboard and a player's history in pages, typed by the document", async () => {
+  const page: LeaderboardPage = {
+    next: "http://hearts.test/api/v1/leaderboard?cursor=abc&family=classic-4",
+    previous: null,
+    results: [
+      { player: 3, name: "Ada", family: "classic-4", mu: 27.1, sigma: 7.9, score: 3.4, games: 2, updated_at: "2026-05-01T12:00:00Z" },
+    ],
+  };
+  const history: RatingHistoryPage = { next: null, previous: null, results: [] };
+  const changed: RatingsChanged = {
+    type: "ratings_changed",
+    seq: 400,
+    hand: 6,
+    family: "classic-4",
+    changes: [{ seat: 0, place: 1, mu: 27.1, sigma: 7.9 }],
+  };
+  const { sent, fetch } = scripted(json(201, { ...TABLE, rated: true }), json(200, page), json(200, history));
+  const hearts = client(fetch);
+  assert.equal((await hearts.createTable({ rated: true })).rated, true);
+  assert.deepEqual(await sent[0]?.json(), { options: {}, bots: {}, clocks: {}, rated: true });
+  const board = await hearts.leaderboard("classic-4", "abc");
+  assert.equal(board.results[0]?.score, 3.4);
+  assert.equal(sent[1]?.url, "http://hearts.test/api/v1/leaderboard?family=classic-4&cursor=abc");
+  await hearts.ratingHistory(3, { family: "classic-4" });
+  assert.equal(sent[2]?.url, "http://hearts.test/api/v1/players/3/rating-history?family=classic-4");
+  assert.equal(changed.changes[0]?.place, 1);
+});
+
+test("createTable sends the bots' thinking time and pace only when given", async () => {
+  const { sent, fetch } = scripted(json(201, TABLE), json(201, TABLE));
+  const hearts = client(fetch);
+  await hearts.createTable({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
+  await hearts.createTable({ bots: { "1": "basic" } });
+  const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
+  assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
+  assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
+});
+
+test("a tournament is created with its key kept on a retry, and its standings are typed", async () => {
+  const created = { id: 3, status: "running", tables_total: 8 };
+  const standings = {
+    tournament: 3,
+    status: "finished",
+    deal_sets_complete: 2,
+    entrants: [{ entrant: 0, rank: 1, relative_points: 1.5, ci95_low: 0.5, ci95_high: 2.5 }],
+  };
+  const { sent, fetch } = scripted(new TypeError("fetch failed"), json(201, created), json(200, standings));
+  const hearts = client(fetch);
+  const made = await hearts.createTournament({ entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  assert.deepEqual(made, created);
+  assert.equal(sent.length, 2);
+  const [first, retried] = sent;
+  assert.ok(first && retried);
+  assert.equal(first.headers.get("Idempotency-Key"), retried.headers.get("Idempotency-Key"));
+  assert.deepEqual(await retried.json(), { entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  const table = await hearts.tournamentStandings(3);
+  const best: number | undefined = table.entrants[0]?.relative_points;
+  assert.equal(best, 1.5);
+  assert.equal(new URL(sent[2]?.url ?? "").pathname, "/api/v1/tournaments/3/standings");
+});
+
 test("bots the app brings: registered, changed and rotated with typed bodies; ext: levels seat them", async () => {
   const bot: BotEndpointWithSecret = {
     id: 3,
@@ -172,42 +233,4 @@ test("bots the app brings: registered, changed and rotated with typed bodies; ex
   // Compile-time: a turn's view and legal actions are the document's.
   const turn: Pick<BotTurn, "type" | "seat"> = { type: "bot.turn", seat: 0 };
   assert.equal(turn.type, "bot.turn");
-});
-
-test("ratings: rated tables, the leaderboard and a player's history in pages, typed by the document", async () => {
-  const page: LeaderboardPage = {
-    next: "http://hearts.test/api/v1/leaderboard?cursor=abc&family=classic-4",
-    previous: null,
-    results: [
-      { player: 3, name: "Ada", family: "classic-4", mu: 27.1, sigma: 7.9, score: 3.4, games: 2, updated_at: "2026-05-01T12:00:00Z" },
-    ],
-  };
-  const history: RatingHistoryPage = { next: null, previous: null, results: [] };
-  const changed: RatingsChanged = {
-    type: "ratings_changed",
-    seq: 400,
-    hand: 6,
-    family: "classic-4",
-    changes: [{ seat: 0, place: 1, mu: 27.1, sigma: 7.9 }],
-  };
-  const { sent, fetch } = scripted(json(201, { ...TABLE, rated: true }), json(200, page), json(200, history));
-  const hearts = client(fetch);
-  assert.equal((await hearts.createTable({ rated: true })).rated, true);
-  assert.deepEqual(await sent[0]?.json(), { options: {}, bots: {}, clocks: {}, rated: true });
-  const board = await hearts.leaderboard("classic-4", "abc");
-  assert.equal(board.results[0]?.score, 3.4);
-  assert.equal(sent[1]?.url, "http://hearts.test/api/v1/leaderboard?family=classic-4&cursor=abc");
-  await hearts.ratingHistory(3, { family: "classic-4" });
-  assert.equal(sent[2]?.url, "http://hearts.test/api/v1/players/3/rating-history?family=classic-4");
-  assert.equal(changed.changes[0]?.place, 1);
-});
-
-test("createTable sends the bots' thinking time and pace only when given", async () => {
-  const { sent, fetch } = scripted(json(201, TABLE), json(201, TABLE));
-  const hearts = client(fetch);
-  await hearts.createTable({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
-  await hearts.createTable({ bots: { "1": "basic" } });
-  const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
-  assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
-  assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
 });
