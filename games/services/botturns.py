@@ -142,6 +142,7 @@ def _answer(table: Table, state: State, answer: extbots.Answer, moves: list[Move
         events = [public("bot_fallback", seat=seat, reason=reason), *state.push(seat, action)]
     if answer.endpoint_id is not None:
         extbots.count(answer.endpoint_id, reason, error)
+    metrics.brought_bot_move(reason or "answered")
     kind = KIND_OF_ACTION[type(action)]
     log(table, kind, seat, action.to_dict(), events, staged=moves)
     metrics.action_applied(kind, "bot")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 from standardwebhooks import Webhook
 
@@ -137,6 +138,17 @@ def register(
     return body
 
 
+def scrape() -> list[Any]:
+    r = APIClient().get("/metrics")
+    assert r.status_code == 200, r.content
+    return [s for family in text_string_to_metric_families(r.content.decode()) for s in family.samples]
+
+
+def value(samples: list[Any], outcome: str) -> float:
+    name = "hearts_brought_bot_moves_total"
+    return sum(s.value for s in samples if s.name == name and s.labels.get("outcome") == outcome)
+
+
 def check_requests(bot: ExternalBot, table: Table) -> None:
     """Each request the bot got is the documented body, and its view is exactly what its seat may
     see at that version: the engine's view for that seat, rebuilt from the log."""
@@ -159,6 +171,7 @@ def test_a_whole_game_against_a_slow_wrong_and_silent_external_bot(
     app, key = app_create(name="a")
     bot = external_bot(unruly)
     registered = register(key, bot)
+    before = scrape()
     out = services.table_create(
         options={"target_score": 50},
         bots={0: "ext:unruly", 1: "basic", 2: "ext:unruly", 3: "basic"},
@@ -194,6 +207,10 @@ def test_a_whole_game_against_a_slow_wrong_and_silent_external_bot(
     events = api(key).get(f"/api/v1/tables/{table.pk}/events").json()["events"]
     assert any(e["type"] == "bot_fallback" for e in events)
     check_requests(bot, table)
+
+    after = scrape()  # the operators' view: hearts_brought_bot_moves_total by outcome
+    moved = {o: value(after, o) - value(before, o) for o in ("answered", *extbots.REASONS)}
+    assert moved == {"answered": endpoint.answered, **fallbacks}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -238,7 +255,7 @@ def _principal(player: Any) -> Any:
 
 @pytest.mark.django_db
 def test_registration_refuses_bad_input_with_clear_codes(settings: Any) -> None:
-    _app, key = app_create(name="a")
+    app, key = app_create(name="a")
     c = api(key)
 
     def refused(body: dict[str, Any]) -> tuple[int, str, Any]:
@@ -273,6 +290,13 @@ def test_registration_refuses_bad_input_with_clear_codes(settings: Any) -> None:
     with pytest.raises(ServiceError) as guest:
         services.table_create(bots={1: "ext:b1"}, app=None)
     assert guest.value.code == "invalid_bot_level"
+    # Quick play takes the level its bots fill the open seats with: an ext: one too.
+    ana = player_create(name="Ana", app=app)[0]
+    with pytest.raises(ServiceError) as unknown:
+        services.quick_play(player=ana, app=app, bot_level="ext:nobody")
+    assert unknown.value.code == "invalid_bot_level"
+    waiting = services.quick_play(player=ana, app=app, bot_level="ext:b1").table
+    assert waiting is not None and waiting.fill_with == "ext:b1"
 
 
 @pytest.mark.django_db
