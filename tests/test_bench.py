@@ -22,6 +22,12 @@ FIGURES = {
     "engine.py": ["random_hands_per_s_4p", "legal_actions_per_s"],
     "workers.py": ["engine_games_per_min", "full_stack_games_per_min", "timeout_lag_p99_ms"],
     "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
+    "ratings.py": [
+        "plackett_luce_kendall_tau",
+        "plackett_luce_us_per_update",
+        "bradley_terry_full_time_vs_plackett_luce",
+        "basic_minus_random_mu",
+    ],
     "vs_openspiel.py": ["openspiel_installed"],
 }
 SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
@@ -58,7 +64,7 @@ def test_every_benchmark_has_a_smoke_run() -> None:
     assert {p.name for p in (ROOT / "bench").glob("*.py")} == {*FIGURES, "load.py"}
 
 
-@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py"])
+@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py", "ratings.py"])
 def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
     figures = run(bench)
     assert all(value >= 0 for value in figures.values())
