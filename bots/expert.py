@@ -30,10 +30,13 @@ Moon:
   also as a moon attempt; the best mean is passed. The moon choice is `basic`'s (the engine's
   timeout rule: add only when that ends the game with this seat winning).
 
-Effort is a number of iterations (rollouts), not time, so a seed replays the same decision:
+Effort is a number of iterations (rollouts) by default, so a seed replays the same decision:
 ITERATIONS per card and per pass by default (sized for the tournament's 200 ms per move on one
 core), or the HEARTS_EXPERT_ITERATIONS environment variable: PLAY_ITERATIONS is the setting for
 up to about a second per move in play.
+A table may give its bots a thinking time instead (`bot_think_ms`): then `deadline` replaces the
+budget, and each round of the search takes its share of the time left, checked between worlds;
+such decisions depend on the machine's speed, so only a fixed budget replays exactly.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import itertools
 import math
 import os
 import random
+import time
 from typing import Any
 
 from bots.basic import choose_pass as basic_pass
@@ -65,6 +69,7 @@ PASS_SEARCH = True  # False: pass as `basic` does
 PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
 
 HEARTS, SPADES = 3, 2
+_UNBOUNDED = 1 << 40  # the budget of a search bounded by a deadline instead
 
 
 def iterations() -> int:
@@ -84,9 +89,12 @@ class _Node:
         self.reward = 0.0
 
 
-def choose_play(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> str | None:
+def choose_play(
+    view: dict[str, Any], rng: random.Random, budget: int | None = None, deadline: float | None = None
+) -> str | None:
     """The card to play, or None when search does not apply (one legal card, or no world
-    consistent with the view could be drawn)."""
+    consistent with the view could be drawn). With `deadline` (a `time.monotonic()` instant) the
+    search runs until then instead of for `budget` iterations."""
     legal = view["legal_actions"]
     if legal is None or legal["type"] != "play":
         return None
@@ -100,12 +108,16 @@ def choose_play(view: dict[str, Any], rng: random.Random, budget: int | None = N
     shoot_budget = int(budget * ATTEMPT_SHARE) if attempt else 0
     worlds = _Worlds(view, options, rng)
     search = _search_halving if SEARCH == "halving" else _search
-    plain = search(worlds, me, cards, budget - shoot_budget, rng, shooting=False)
+    plain_until = None
+    if deadline is not None:  # the attempt, if any, takes its share of the time as of the budget
+        now = time.monotonic()
+        plain_until = now + max(0.0, deadline - now) * (1 - ATTEMPT_SHARE if attempt else 1)
+    plain = search(worlds, me, cards, budget - shoot_budget, rng, shooting=False, deadline=plain_until)
     if plain is None:
         return None
     best, value = plain
     if shoot_budget:
-        shot = search(worlds, me, cards, shoot_budget, rng, shooting=True)
+        shot = search(worlds, me, cards, shoot_budget, rng, shooting=True, deadline=deadline)
         if shot is not None and shot[1] > value + SHOOT_MARGIN:
             best = shot[0]
     return names(1 << best)[0]
@@ -143,12 +155,22 @@ class _Worlds:
 
 
 def _search(
-    worlds: _Worlds, me: int, cards: list[int], budget: int, rng: random.Random, *, shooting: bool
+    worlds: _Worlds,
+    me: int,
+    cards: list[int],
+    budget: int,
+    rng: random.Random,
+    *,
+    shooting: bool,
+    deadline: float | None = None,
 ) -> tuple[int, float] | None:
-    """ISMCTS from this seat's information set: the most visited card and its mean reward."""
+    """ISMCTS from this seat's information set: the most visited card and its mean reward.
+    `budget` iterations, or as many as fit before `deadline` (at least one)."""
     root = _Node(-1)
-    size = max(1, budget // REUSE)
-    for i in range(budget):
+    size = max(1, budget // REUSE) if deadline is None else _UNBOUNDED
+    for i in range(budget) if deadline is None else itertools.count():
+        if deadline is not None and i and time.monotonic() >= deadline:
+            break
         world = worlds.get(i, size)
         if world is None:
             return None
@@ -185,20 +207,36 @@ def _search(
 
 
 def _search_halving(
-    worlds: _Worlds, me: int, cards: list[int], budget: int, rng: random.Random, *, shooting: bool
+    worlds: _Worlds,
+    me: int,
+    cards: list[int],
+    budget: int,
+    rng: random.Random,
+    *,
+    shooting: bool,
+    deadline: float | None = None,
 ) -> tuple[int, float] | None:
     """ISMCTS with the root played flat: every card still in the running is tried in the same
     worlds (common random numbers), and after each round the worse half is dropped (sequential
     halving). Below the root one tree is shared by all worlds: the other seats play the fast
     policy, and this seat's later choices are made by UCB1 once their node has been reached
-    EXPAND_AT times (the policy's card before that)."""
+    EXPAND_AT times (the policy's card before that). With `deadline`, each round takes its share
+    of the time left instead of the budget (at least one world a round), checked between worlds."""
     root = {c: _Node(me) for c in cards}
     alive = list(cards)
     rounds = max(1, math.ceil(math.log2(len(cards))))
+    if deadline is not None:
+        budget = _UNBOUNDED
     used = w = 0
     for r in range(rounds):
         share = (budget - used) // (rounds - r)
-        for _ in range(max(1, share // len(alive))):
+        round_end = math.inf
+        if deadline is not None:
+            now = time.monotonic()
+            round_end = now + max(0.0, deadline - now) / (rounds - r)
+        for k in range(max(1, share // len(alive))):
+            if k and time.monotonic() >= round_end:
+                break
             world = worlds.get(w, budget)
             if world is None:
                 return None
@@ -409,11 +447,14 @@ def _can_attempt(view: dict[str, Any], cards: list[int]) -> bool:
     return sum(1 for c in top if c in hand) >= min(2, len(top)) and high * 3 >= len(hand)
 
 
-def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> list[str] | None:
+def choose_pass(
+    view: dict[str, Any], rng: random.Random, budget: int | None = None, deadline: float | None = None
+) -> list[str] | None:
     """The three cards to pass: `basic`'s pass and its neighbours (any three of the five cards it
     ranks most dangerous, and the three lowest for a moon) are each played out, by the fast
     policy, in the same sampled deals of the unseen cards, with the other seats passing as `basic`
-    does; the best mean result is passed. None for two packs (the caller passes as basic)."""
+    does; the best mean result is passed. None for two packs (the caller passes as basic). With
+    `deadline`, as many deals as fit before it (at least two) instead of the budget's."""
     legal = view["legal_actions"]
     if legal is None or legal["type"] != "pass":
         return None
@@ -439,7 +480,9 @@ def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = N
     totals = [0.0] * len(candidates)
     shooting = 0.0
     passes = [parse_cards(c) for c in candidates]
-    for _ in range(deals):
+    for dealt in range(deals) if deadline is None else itertools.count():
+        if deadline is not None and dealt >= 2 and time.monotonic() >= deadline:
+            break
         rng.shuffle(unseen)
         holdings: list[list[int]] = [[] for _ in range(n)]
         holdings[me] = mine

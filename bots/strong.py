@@ -4,8 +4,10 @@ choose the card with the best expected points relative to the rest of the table.
 
 from __future__ import annotations
 
+import itertools
 import random
 import statistics
+import time
 from typing import Any
 
 from bots.sampling import knowledge, world
@@ -20,10 +22,15 @@ ROLLOUTS = 160  # rollouts per decision, shared among the legal cards (the effor
 MIN_WORLDS = 6
 
 
-def choose_play(view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOUTS) -> str | None:
+def choose_play(
+    view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOUTS, deadline: float | None = None
+) -> str | None:
     """The card to play, or None when sampling does not apply (one legal card, or no world
     consistent with the view was drawn). Worlds come from bots/sampling.py, at every table size and
-    with two packs."""
+    with two packs. The effort is `rollouts`, or with `deadline` (a `time.monotonic()` instant) as
+    many sampled worlds as fit before it, checked between worlds (at least one): a fixed budget
+    replays the same choice for a seed, a deadline bounds the wall time instead
+    (docs/bots-and-clocks.md)."""
     legal = view["legal_actions"]
     if legal is None or legal["type"] != "play" or len(set(legal["cards"])) == 1:
         return None
@@ -34,7 +41,10 @@ def choose_play(view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOU
     worlds = max(MIN_WORLDS, rollouts // len(candidates))
     totals = dict.fromkeys(candidates, 0.0)
     built = 0
-    for _ in range(worlds * 3):  # some sampled worlds contradict the play so far: draw again
+    draws = itertools.count() if deadline is not None else range(worlds * 3)
+    for attempt in draws:  # some sampled worlds contradict the play so far: draw again
+        if deadline is not None and (built or attempt >= worlds * 3) and time.monotonic() >= deadline:
+            break
         drawn = world(known, view, rng)
         if drawn is None:
             continue
@@ -43,7 +53,7 @@ def choose_play(view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOU
             state = drawn.copy()
             state.push(me, Play(card))
             totals[card] += _relative(rollout(state, rng), me)
-        if built == worlds:
+        if built == worlds and deadline is None:
             break
     if not built:
         return None
