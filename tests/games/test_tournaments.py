@@ -16,7 +16,7 @@ from games.accounts import app_create, player_create
 from games.engine import state_from_dict
 from games.infra import jobs
 from games.models import Move, Table, Tournament
-from games.services import action_submit, bots_play
+from games.services import action_submit, bots_play, table_abandon
 from games.services.tournaments import tournament_create
 from games.standings import standings
 from tests.games.test_graphql import gql
@@ -268,3 +268,21 @@ def test_with_people_the_tables_run_one_after_another_on_their_clocks_until_the_
     assert {r["name"] for r in rows} == {"Ada", "Bob", "basic bot"}
     assert [r["hands"] for r in sorted(rows, key=lambda r: r["entrant"])] == [8, 8, 16]
     assert done.standings["deal_sets_complete"] == 2
+
+
+def test_an_abandoned_table_still_ends_the_tournament_and_its_deal_set_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(jobs, "play_bots", lambda *a, **kw: None)  # the test plays the tables itself
+    app, _ = app_create(name="abandon")
+    made = tournament_create(app=app, entrants=[{"bot": "basic"}, {"bot": "random"}], deal_sets=2).made
+    tables = list(Table.objects.filter(tournament=made).order_by("deal_set", "rotation"))
+    table_abandon(table_id=tables[0].pk)
+    for table in tables[1:]:
+        bots_play(table_id=table.pk, version=table.version)
+    done = Tournament.objects.get(pk=made.pk)
+    assert done.status == "finished" and done.tables_finished == 8
+    assert done.standings["deal_sets_complete"] == 1  # deal set 0 lost a rotation
+    assert {row["hands"] for row in done.standings["entrants"]} == {4, 12}
+    abandoned = Move.objects.filter(table=tables[0], kind="abandon").get()
+    assert [e[0] for e in abandoned.events] == ["table_abandoned", "table_finished", "tournament_progress"]
