@@ -90,6 +90,9 @@ class Stack:
             "SECURE_SSL_REDIRECT": "false",
             "LOG_LEVEL": os.environ.get("LOAD_LOG_LEVEL", "WARNING"),  # INFO: every task in the logs
             "SWEEP_SECONDS": "1",
+            # The scripted people do not watch: bots play unpaced unless BOT_PACE_MS is set (then
+            # the person tables' bot cards wait that pace, docs/bots-and-clocks.md#pace).
+            "BOT_PACE_MS": os.environ.get("BOT_PACE_MS", "0"),
         }
 
     @property
@@ -560,6 +563,7 @@ def _setup(stack: Stack) -> None:
     os.environ["DATABASE_URL"] = stack.db_url
     os.environ["REDIS_URL"] = stack.env["REDIS_URL"]
     os.environ["DB_POOL"] = "false"  # this script's own checks: one plain connection
+    os.environ["BOT_PACE_MS"] = stack.env["BOT_PACE_MS"]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
     django.setup()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise

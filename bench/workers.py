@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
+# Bots unpaced at the tables with a person (here and in the workers, which inherit it): the figures
+# measure the server's speed and clock lag, not the pace a watching person is given.
+os.environ.setdefault("BOT_PACE_MS", "0")
 
 import django  # noqa: E402
 

@@ -1,10 +1,12 @@
 """The expert level: search over worlds sampled from the seat's view (Information Set Monte Carlo
 Tree Search, the root played on common worlds), with rollouts and a pass that know the moon.
 
-Worlds: the first determinization comes from strong's sampler (the hand so far replayed in the
-engine); the others deal the unseen cards again among the other seats' current holdings under the
-same constraints (their numbers of cards, the voids they have shown, the cards this seat passed
-that are still out), which is all the rest of the hand depends on.
+Worlds (bots/sampling.py, at every table size and with two packs): the first determinization is
+drawn and the hand so far replayed in the engine; the others deal the unseen cards again among the
+other seats' current holdings (and the widow, with two packs) under the same constraints (their
+numbers of cards, the voids they have shown, the cards this seat passed that are still out), which
+is all the rest of the hand depends on. With two packs the rollouts apply the cancellation rule
+(twins cancel), and the moon attempt is not searched (all 26 hearts and both queens).
 
 Search (`SEARCH = "halving"`): every legal card is played in the same worlds (common random
 numbers), in rounds of sequential halving that drop the worse half of the cards after each round,
@@ -28,11 +30,13 @@ Moon:
   also as a moon attempt; the best mean is passed. The moon choice is `basic`'s (the engine's
   timeout rule: add only when that ends the game with this seat winning).
 
-Effort is a number of iterations (rollouts), not time, so a seed replays the same decision:
+Effort is a number of iterations (rollouts) by default, so a seed replays the same decision:
 ITERATIONS per card and per pass by default (sized for the tournament's 200 ms per move on one
 core), or the HEARTS_EXPERT_ITERATIONS environment variable: PLAY_ITERATIONS is the setting for
-up to about a second per move in play. Cancellation Hearts (two packs) is not searched: the
-sampler does not model duplicate cards, so expert plays `basic` there, as strong does.
+up to about a second per move in play.
+A table may give its bots a thinking time instead (`bot_think_ms`): then `deadline` replaces the
+budget, and each round of the search takes its share of the time left, checked between worlds;
+such decisions depend on the machine's speed, so only a fixed budget replays exactly.
 """
 
 from __future__ import annotations
@@ -41,13 +45,15 @@ import itertools
 import math
 import os
 import random
+import time
 from typing import Any
 
 from bots.basic import choose_pass as basic_pass
 from bots.basic import danger, rank_of
-from bots.strong import HEART_BITS, PENALTY_BITS, fast_card, sample_world
+from bots.sampling import Redealer, knowledge, world
+from bots.strong import HEART_BITS, PENALTY_BITS, fast_card, trick_winner
 from games.engine import PLAYING, Options, Pass, Play, State
-from games.engine.cards import QS, card_ids, names, parse_cards
+from games.engine.cards import ONE_PACK, PACK, QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
 
 ITERATIONS = 2000  # the default budget: search iterations per card played
@@ -63,6 +69,7 @@ PASS_SEARCH = True  # False: pass as `basic` does
 PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
 
 HEARTS, SPADES = 3, 2
+_UNBOUNDED = 1 << 40  # the budget of a search bounded by a deadline instead
 
 
 def iterations() -> int:
@@ -82,9 +89,12 @@ class _Node:
         self.reward = 0.0
 
 
-def choose_play(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> str | None:
-    """The card to play, or None when search does not apply (one legal card, two packs, no
-    world consistent with the view could be drawn)."""
+def choose_play(
+    view: dict[str, Any], rng: random.Random, budget: int | None = None, deadline: float | None = None
+) -> str | None:
+    """The card to play, or None when search does not apply (one legal card, or no world
+    consistent with the view could be drawn). With `deadline` (a `time.monotonic()` instant) the
+    search runs until then instead of for `budget` iterations."""
     legal = view["legal_actions"]
     if legal is None or legal["type"] != "play":
         return None
@@ -92,117 +102,75 @@ def choose_play(view: dict[str, Any], rng: random.Random, budget: int | None = N
     if len(cards) == 1:
         return names(1 << cards[0])[0]
     options = Options.from_dict(view["options"])
-    if options.two_packs:
-        return None
     budget = iterations() if budget is None else budget
     me = view["seat"]
-    attempt = _can_attempt(view, cards)
+    attempt = not options.two_packs and _can_attempt(view, cards)
     shoot_budget = int(budget * ATTEMPT_SHARE) if attempt else 0
     worlds = _Worlds(view, options, rng)
     search = _search_halving if SEARCH == "halving" else _search
-    plain = search(worlds, me, cards, budget - shoot_budget, rng, shooting=False)
+    plain_until = None
+    if deadline is not None:  # the attempt, if any, takes its share of the time as of the budget
+        now = time.monotonic()
+        plain_until = now + max(0.0, deadline - now) * (1 - ATTEMPT_SHARE if attempt else 1)
+    plain = search(worlds, me, cards, budget - shoot_budget, rng, shooting=False, deadline=plain_until)
     if plain is None:
         return None
     best, value = plain
     if shoot_budget:
-        shot = search(worlds, me, cards, shoot_budget, rng, shooting=True)
+        shot = search(worlds, me, cards, shoot_budget, rng, shooting=True, deadline=deadline)
         if shot is not None and shot[1] > value + SHOOT_MARGIN:
             best = shot[0]
     return names(1 << best)[0]
 
 
 class _Worlds:
-    """Determinizations of the view. The first is strong's sampler (the hand so far replayed in
-    the engine, so it is a consistent State); the others copy it and deal the unseen cards again
-    among the other seats' current holdings, with the same constraints (each seat's number of
-    cards, the voids it has shown, the cards this seat passed it that it has not played), which
-    is all a world's future depends on and costs a fraction of a replay."""
+    """Determinizations of the view (bots/sampling.py). The first is a world replayed in the
+    engine, so it is a consistent State; the others copy it and deal the unseen cards again among
+    the other seats' current holdings (and the widow, with two packs), with the same constraints
+    (each seat's number of cards, the voids it has shown, the cards this seat passed it that it
+    has not played), which is all a world's future depends on and costs a fraction of a replay."""
 
     def __init__(self, view: dict[str, Any], options: Options, rng: random.Random) -> None:
         self.rng = rng
         self.template: State | None = None
+        known = knowledge(view, options)
         for _ in range(20):
-            self.template = sample_world(view, options, rng)
+            self.template = world(known, view, rng)
             if self.template is not None:
                 break
-        n, me = options.players, view["seat"]
-        self.me = me
-        played: set[int] = set()
-        void = [set[int]() for _ in range(n)]
-        for trick in [*(t["cards"] for t in view["tricks"]), view["trick"]]:
-            if trick:
-                lead = parse_cards([trick[0]["card"]])[0] // 13
-                for entry in trick:
-                    card = parse_cards([entry["card"]])[0]
-                    played.add(card)
-                    if card // 13 != lead:
-                        void[entry["seat"]].add(lead)
-        mine = set(parse_cards(view["hand"]))
-        self.known = [0] * n  # cards known to be in a seat's hand: this seat's pass, unplayed
-        if view.get("my_pass") and view["my_pass"]["cards"]:
-            target = view["my_pass"]["to"]
-            for card in parse_cards(view["my_pass"]["cards"]):
-                if card not in played:
-                    self.known[target] |= 1 << card
-        gone = played | mine | {c for m in self.known for c in card_ids(m)}
-        self.unseen = [c for c in card_ids(cards_in_play(options)) if c not in gone]
-        self.room = [view["hand_sizes"][s] - self.known[s].bit_count() for s in range(n)]
-        self.room[me] = 0
-        self.eligible = {
-            c: [s for s in range(n) if self.room[s] > 0 and c // 13 not in void[s]] for c in self.unseen
-        }
+        self.redealer = None if self.template is None else Redealer(known, self.template)
         self.pool: list[State] = []
 
     def get(self, i: int, size: int) -> State | None:
         """World i: a new one while i < size, then the pool again in turn."""
-        if self.template is None:
+        if self.template is None or self.redealer is None:
             return None
         if i < size:
             for _ in range(10):
-                world = self._deal()
-                if world is not None:
-                    self.pool.append(world)
-                    return world
+                drawn = self.redealer.redeal(self.rng)
+                if drawn is not None:
+                    self.pool.append(drawn)
+                    return drawn
         return self.pool[i % len(self.pool)] if self.pool else self.template
-
-    def _deal(self) -> State | None:
-        template = self.template
-        assert template is not None
-        rng = self.rng
-        unseen = self.unseen
-        rng.shuffle(unseen)
-        eligible = self.eligible
-        unseen.sort(key=lambda c: len(eligible[c]))  # the most constrained first (stable: random)
-        room = self.room.copy()
-        hands = self.known.copy()
-        for card in unseen:
-            seats = [s for s in eligible[card] if room[s]]
-            if not seats:
-                return None
-            if len(seats) == 1:
-                seat = seats[0]
-            else:
-                pick = rng.random() * sum(room[s] for s in seats)
-                for seat in seats:
-                    pick -= room[seat]
-                    if pick < 0:
-                        break
-            hands[seat] |= 1 << card
-            room[seat] -= 1
-        hands[self.me] = template.hands[self.me]
-        world = template.copy()
-        world.hands = hands
-        world._legal = None
-        return world
 
 
 def _search(
-    worlds: _Worlds, me: int, cards: list[int], budget: int, rng: random.Random, *, shooting: bool
+    worlds: _Worlds,
+    me: int,
+    cards: list[int],
+    budget: int,
+    rng: random.Random,
+    *,
+    shooting: bool,
+    deadline: float | None = None,
 ) -> tuple[int, float] | None:
-    """ISMCTS from this seat's information set: the most visited card and its mean reward."""
+    """ISMCTS from this seat's information set: the most visited card and its mean reward.
+    `budget` iterations, or as many as fit before `deadline` (at least one)."""
     root = _Node(-1)
-    size = max(1, budget // REUSE)
-    for i in range(budget):
+    size = max(1, budget // REUSE) if deadline is None else _UNBOUNDED
+    for i in range(budget) if deadline is None else itertools.count():
+        if deadline is not None and i and time.monotonic() >= deadline:
+            break
         world = worlds.get(i, size)
         if world is None:
             return None
@@ -211,7 +179,7 @@ def _search(
         path: list[_Node] = []
         while state.trick or state.hands[state.turn].bit_count() > 1:  # the last trick: _finish
             seat = state.turn
-            legal = card_ids(state.legal_mask())
+            legal = _legal_ids(state)
             children = node.children
             untried = [c for c in legal if c not in children]
             if untried:
@@ -239,20 +207,36 @@ def _search(
 
 
 def _search_halving(
-    worlds: _Worlds, me: int, cards: list[int], budget: int, rng: random.Random, *, shooting: bool
+    worlds: _Worlds,
+    me: int,
+    cards: list[int],
+    budget: int,
+    rng: random.Random,
+    *,
+    shooting: bool,
+    deadline: float | None = None,
 ) -> tuple[int, float] | None:
     """ISMCTS with the root played flat: every card still in the running is tried in the same
     worlds (common random numbers), and after each round the worse half is dropped (sequential
     halving). Below the root one tree is shared by all worlds: the other seats play the fast
     policy, and this seat's later choices are made by UCB1 once their node has been reached
-    EXPAND_AT times (the policy's card before that)."""
+    EXPAND_AT times (the policy's card before that). With `deadline`, each round takes its share
+    of the time left instead of the budget (at least one world a round), checked between worlds."""
     root = {c: _Node(me) for c in cards}
     alive = list(cards)
     rounds = max(1, math.ceil(math.log2(len(cards))))
+    if deadline is not None:
+        budget = _UNBOUNDED
     used = w = 0
     for r in range(rounds):
         share = (budget - used) // (rounds - r)
-        for _ in range(max(1, share // len(alive))):
+        round_end = math.inf
+        if deadline is not None:
+            now = time.monotonic()
+            round_end = now + max(0.0, deadline - now) / (rounds - r)
+        for k in range(max(1, share // len(alive))):
+            if k and time.monotonic() >= round_end:
+                break
             world = worlds.get(w, budget)
             if world is None:
                 return None
@@ -283,7 +267,7 @@ def _descend(state: State, root: _Node, me: int, shooter: int) -> None:
             threat = _threat(state)
         seat = state.turn
         if seat == me and node is not None and node.visits >= EXPAND_AT:
-            legal = card_ids(state.legal_mask())
+            legal = _legal_ids(state)
             children = node.children
             untried = [c for c in legal if c not in children]
             if untried:
@@ -306,6 +290,14 @@ def _descend(state: State, root: _Node, me: int, shooter: int) -> None:
     for n in path:
         n.visits += 1
         n.reward += rewards[n.seat]
+
+
+def _legal_ids(state: State) -> list[int]:
+    """The first-pack ids the seat on turn may play, each once (a twin is one choice)."""
+    legal = state.legal_mask()
+    if legal > ONE_PACK:
+        legal = (legal & ONE_PACK) | (legal >> PACK)
+    return card_ids(legal)
 
 
 def _ucb_pick(children: dict[int, _Node], legal: list[int]) -> int:
@@ -375,21 +367,29 @@ def _last_trick(state: State) -> None:
         c = m.bit_length() - 1
         if c // 13 == lead_suit and c > best:
             best, winner = c, (leader + i) % n
+    if state.options.two_packs:  # twins cancel; all cancelled on the last trick: the leader's
+        winner = trick_winner([m.bit_length() - 1 for m in cards], leader, n)
     state.taken[winner] |= mask | state.carried
     for s in range(n):
         state.hands[s] = 0
 
 
 def _threat(state: State) -> int:
-    """The seat that looks to be shooting the moon: alone to hold penalty cards, with enough."""
+    """The seat that looks to be shooting the moon: alone to hold penalty cards, with enough
+    (twice as many hearts with two packs)."""
+    options = state.options
+    two = options.two_packs
+    penalties = options.penalty_mask if two else PENALTY_BITS
     holder = -1
     for s, m in enumerate(state.taken):
-        if m & PENALTY_BITS:
+        if m & penalties:
             if holder >= 0:
                 return -1
             holder = s
     if holder < 0:
         return -1
+    if two:
+        return holder if (state.taken[holder] & options.hearts_mask).bit_count() >= 2 * THREAT_HEARTS else -1
     return holder if (state.taken[holder] & HEART_BITS).bit_count() >= THREAT_HEARTS else -1
 
 
@@ -399,6 +399,9 @@ def _policy(state: State, threat: int) -> int:
     seat = state.turn
     cards = card_ids(state.legal_mask())
     trick = state.trick
+    two = state.options.two_packs
+    if two:
+        trick = [c % PACK for c in trick]
     if seat == threat:
         if trick and not any(c // 13 == trick[0] // 13 for c in cards):
             plain = [c for c in cards if c // 13 != HEARTS and c != QS]
@@ -408,7 +411,13 @@ def _policy(state: State, threat: int) -> int:
         return fast_card(state)
     n = state.options.players
     lead = trick[0] // 13
-    best = max((c for c in trick if c // 13 == lead), key=lambda c: c % 13)
+    if two:  # the highest card no twin cancelled; nobody yet when every card is cancelled
+        live = [c for c in trick if c // 13 == lead and trick.count(c) == 1]
+        if not live:
+            return fast_card(state)
+        best = max(live)
+    else:
+        best = max((c for c in trick if c // 13 == lead), key=lambda c: c % 13)
     winner = (state.leader + trick.index(best)) % n
     following = [c for c in cards if c // 13 == lead]
     if winner == threat:
@@ -438,11 +447,14 @@ def _can_attempt(view: dict[str, Any], cards: list[int]) -> bool:
     return sum(1 for c in top if c in hand) >= min(2, len(top)) and high * 3 >= len(hand)
 
 
-def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = None) -> list[str] | None:
+def choose_pass(
+    view: dict[str, Any], rng: random.Random, budget: int | None = None, deadline: float | None = None
+) -> list[str] | None:
     """The three cards to pass: `basic`'s pass and its neighbours (any three of the five cards it
     ranks most dangerous, and the three lowest for a moon) are each played out, by the fast
     policy, in the same sampled deals of the unseen cards, with the other seats passing as `basic`
-    does; the best mean result is passed. None for two packs (the caller passes as basic)."""
+    does; the best mean result is passed. None for two packs (the caller passes as basic). With
+    `deadline`, as many deals as fit before it (at least two) instead of the budget's."""
     legal = view["legal_actions"]
     if legal is None or legal["type"] != "pass":
         return None
@@ -468,7 +480,9 @@ def choose_pass(view: dict[str, Any], rng: random.Random, budget: int | None = N
     totals = [0.0] * len(candidates)
     shooting = 0.0
     passes = [parse_cards(c) for c in candidates]
-    for _ in range(deals):
+    for dealt in range(deals) if deadline is None else itertools.count():
+        if deadline is not None and dealt >= 2 and time.monotonic() >= deadline:
+            break
         rng.shuffle(unseen)
         holdings: list[list[int]] = [[] for _ in range(n)]
         holdings[me] = mine

@@ -4,13 +4,16 @@ choose the card with the best expected points relative to the rest of the table.
 
 from __future__ import annotations
 
+import itertools
 import random
 import statistics
+import time
 from typing import Any
 
-from games.engine import GAME_OVER, MOON, EngineError, MoonChoice, Options, Pass, Play, State
-from games.engine.cards import QS, card_ids, names, parse_cards
-from games.engine.deal import cards_in_play, pass_offset
+from bots.sampling import knowledge, world
+from bots.sampling import sample_world as sample_world  # where it lived before bots/sampling.py
+from games.engine import GAME_OVER, MOON, MoonChoice, Options, Play, State
+from games.engine.cards import ONE_PACK, PACK, QS, names, parse_cards
 
 HEARTS, SPADES = 3, 2
 HEART_BITS = ((1 << 13) - 1) << 39
@@ -19,29 +22,38 @@ ROLLOUTS = 160  # rollouts per decision, shared among the legal cards (the effor
 MIN_WORLDS = 6
 
 
-def choose_play(view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOUTS) -> str | None:
-    """The card to play, or None when sampling does not apply (one legal card, two packs)."""
+def choose_play(
+    view: dict[str, Any], rng: random.Random, rollouts: int = ROLLOUTS, deadline: float | None = None
+) -> str | None:
+    """The card to play, or None when sampling does not apply (one legal card, or no world
+    consistent with the view was drawn). Worlds come from bots/sampling.py, at every table size and
+    with two packs. The effort is `rollouts`, or with `deadline` (a `time.monotonic()` instant) as
+    many sampled worlds as fit before it, checked between worlds (at least one): a fixed budget
+    replays the same choice for a seed, a deadline bounds the wall time instead
+    (docs/bots-and-clocks.md)."""
     legal = view["legal_actions"]
     if legal is None or legal["type"] != "play" or len(set(legal["cards"])) == 1:
         return None
     options = Options.from_dict(view["options"])
-    if options.two_packs:
-        return None
+    known = knowledge(view, options)
     me = view["seat"]
     candidates = sorted(set(parse_cards(legal["cards"])))
     worlds = max(MIN_WORLDS, rollouts // len(candidates))
     totals = dict.fromkeys(candidates, 0.0)
     built = 0
-    for _ in range(worlds * 3):  # some sampled worlds contradict the play so far: draw again
-        world = sample_world(view, options, rng)
-        if world is None:
+    draws = itertools.count() if deadline is not None else range(worlds * 3)
+    for attempt in draws:  # some sampled worlds contradict the play so far: draw again
+        if deadline is not None and (built or attempt >= worlds * 3) and time.monotonic() >= deadline:
+            break
+        drawn = world(known, view, rng)
+        if drawn is None:
             continue
         built += 1
         for card in candidates:
-            state = world.copy()
+            state = drawn.copy()
             state.push(me, Play(card))
             totals[card] += _relative(rollout(state, rng), me)
-        if built == worlds:
+        if built == worlds and deadline is None:
             break
     if not built:
         return None
@@ -54,92 +66,6 @@ def _relative(points: list[int], me: int) -> float:
     return points[me] - statistics.fmean(p for s, p in enumerate(points) if s != me)
 
 
-def sample_world(view: dict[str, Any], options: Options, rng: random.Random) -> State | None:
-    """A full state of this hand: the seat's own cards as they are, the unseen cards dealt at
-    random to the other seats in their numbers, respecting the voids they have shown and the
-    cards this seat passed them; then this hand's plays replayed. None if the draw contradicts
-    the plays (a discard only legal with another holding), so that the caller draws again."""
-    n, me = options.players, view["seat"]
-    played: list[list[int]] = [[] for _ in range(n)]
-    void = [set[int]() for _ in range(n)]
-    sequence: list[tuple[int, int]] = []
-    for trick in [*(t["cards"] for t in view["tricks"]), view["trick"]]:
-        if not trick:
-            continue
-        lead = parse_cards([trick[0]["card"]])[0] // 13
-        for entry in trick:
-            card = parse_cards([entry["card"]])[0]
-            played[entry["seat"]].append(card)
-            sequence.append((entry["seat"], card))
-            if card // 13 != lead:
-                void[entry["seat"]].add(lead)
-    mine = parse_cards(view["hand"])
-    holding: list[list[int]] = [[] for _ in range(n)]
-    holding[me] = list(mine)
-    gone = set(mine) | {c for cards in played for c in cards}
-    if view.get("my_pass") and view["my_pass"]["cards"]:
-        target = view["my_pass"]["to"]
-        for card in parse_cards(view["my_pass"]["cards"]):
-            if card not in gone:
-                holding[target].append(card)
-                gone.add(card)
-    unseen = [c for c in card_ids(cards_in_play(options)) if c not in gone]
-    rng.shuffle(unseen)
-    room = [view["hand_sizes"][s] - len(holding[s]) for s in range(n)]
-    room[me] = 0
-    # Most constrained cards first: a card few seats may hold goes before the others.
-    unseen.sort(key=lambda c: sum(1 for s in range(n) if room[s] > 0 and c // 13 not in void[s]))
-    for card in unseen:
-        seats = [s for s in range(n) if room[s] > 0 and card // 13 not in void[s]]
-        if not seats:
-            return None
-        seat = rng.choices(seats, weights=[room[s] for s in seats])[0]
-        holding[seat].append(card)
-        room[seat] -= 1
-    start = [holding[s] + played[s] for s in range(n)]  # each seat's cards once the pass was made
-    number = view["hand_number"]
-    offset = pass_offset(options, number)
-    passes: list[list[int]] = []
-    if offset:  # undo a pass consistent with what this seat knows, then let the engine redo it
-        start, passes = _before_the_pass(view, start, offset, rng)
-    try:
-        state = State.from_deal(options, [names(_mask(h)) for h in start], hand_number=number, seed="world")
-        for seat, cards in enumerate(passes):
-            state.push(seat, Pass(cards))
-        for seat, card in sequence:
-            state.push(seat, Play(card))
-    except EngineError:
-        return None
-    return state
-
-
-def _before_the_pass(
-    view: dict[str, Any], after: list[list[int]], offset: int, rng: random.Random
-) -> tuple[list[list[int]], list[list[int]]]:
-    """Holdings before the pass, and each seat's pass, that lead to the holdings `after`: this
-    seat's own pass and the cards it received are the real ones; every other seat is given
-    three of its cards as the ones it received."""
-    n, me = len(after), view["seat"]
-    received: list[list[int]] = [[] for _ in range(n)]
-    if view.get("received"):
-        received[me] = parse_cards(view["received"]["cards"])
-    if view.get("my_pass"):
-        received[(me + offset) % n] = parse_cards(view["my_pass"]["cards"])
-    for s in range(n):
-        if not received[s]:
-            received[s] = rng.sample(after[s], 3)
-    passes = [received[(s + offset) % n] for s in range(n)]
-    before = [[c for c in after[s] if c not in received[s]] + passes[s] for s in range(n)]
-    return before, passes
-
-
-def _mask(cards: list[int]) -> int:
-    m = 0
-    for c in cards:
-        m |= 1 << c
-    return m
-
-
 def rollout(state: State, rng: random.Random) -> list[int]:
     """Play the hand out with the fast rule-based policy; the points each seat took. The last
     trick is settled here, when it makes no moon, rather than by the engine (which would score
@@ -150,7 +76,7 @@ def rollout(state: State, rng: random.Random) -> list[int]:
             state.push(state.shooter, MoonChoice(state.default_moon_choice()))
             continue
         seat = state.turn
-        if not state.trick and state.hands[seat].bit_count() == 1 and not state.options.two_packs:
+        if not state.trick and state.hands[seat].bit_count() == 1:
             points = last_trick_points(state)
             if points is not None:
                 return points
@@ -159,22 +85,37 @@ def rollout(state: State, rng: random.Random) -> list[int]:
 
 
 def last_trick_points(state: State) -> list[int] | None:
-    """The hand's points once every seat plays its last card (one pack, no trick in progress),
-    as the engine scores them; None when the last trick makes a moon (the engine's choice)."""
+    """The hand's points once every seat plays its last card (no trick in progress), as the
+    engine scores them; None when the last trick makes a moon (the engine's choice)."""
     n = state.options.players
     leader = state.turn
     cards = [state.hands[(leader + i) % n] for i in range(n)]
-    suit = SUITS[(cards[0].bit_length() - 1) // 13]
     mask = 0
     for m in cards:
         mask |= m
-    winner = (leader + cards.index(1 << ((mask & suit).bit_length() - 1))) % n
+    if state.options.two_packs:
+        winner = trick_winner([m.bit_length() - 1 for m in cards], leader, n)
+    else:
+        suit = SUITS[(cards[0].bit_length() - 1) // 13]
+        winner = (leader + cards.index(1 << ((mask & suit).bit_length() - 1))) % n
     taken = state.taken.copy()
     taken[winner] |= mask | state.carried
     penalties = state.in_play & state.options.penalty_mask
     if any(m & penalties == penalties for m in taken):
         return None
     return [state.points_of(m) for m in taken]
+
+
+def trick_winner(trick: list[int], leader: int, n: int) -> int:
+    """Who takes a full trick with two packs (Cancellation Hearts): the highest card of the led
+    suit that no twin cancelled; the leader when every such card is cancelled (the last trick)."""
+    base = [c % PACK for c in trick]
+    lead = base[0] // 13
+    best, win = -1, -1
+    for i, c in enumerate(base):
+        if c // 13 == lead and c > best and base.count(c) == 1:
+            best, win = c, i
+    return leader if win < 0 else (leader + win) % n
 
 
 SUITS = tuple(((1 << 13) - 1) << (13 * k) for k in range(4))
@@ -207,6 +148,8 @@ def _high(mask: int) -> int:
 
 def fast_card(state: State) -> int:
     """The rule-based choice of the seat on turn (the `basic` rules, without views), on bit masks."""
+    if state.options.two_packs:
+        return _fast_card_two_packs(state)
     legal = state.legal_mask()
     trick = state.trick
     if not trick:
@@ -222,6 +165,38 @@ def fast_card(state: State) -> int:
         if under:
             return under.bit_length() - 1
         if len(trick) == state.options.players - 1 and not played & PENALTY_BITS:
+            plain = follow & ~(1 << QS)
+            return plain.bit_length() - 1 if plain else QS
+        return (follow & -follow).bit_length() - 1
+    for wanted in (QS, QS + 2, QS + 1):
+        if legal >> wanted & 1:
+            return wanted
+    return _high(legal & HEART_BITS or legal)
+
+
+def _fast_card_two_packs(state: State) -> int:
+    """`fast_card` with two packs: the same rules on the folded mask (each card once, whichever
+    copy), where a card equal to one already in the trick cancels it, so the card to beat is the
+    highest one left uncancelled (none when all are)."""
+    legal = state.legal_mask()
+    legal = (legal & ONE_PACK) | (legal >> PACK)
+    trick = state.trick
+    if not trick:
+        return _low(legal & ~HEART_BITS & ~HIGH_SPADES or legal)
+    suit = SUITS[trick[0] % PACK // 13]
+    follow = legal & suit
+    if follow:
+        once = twice = 0
+        for c in trick:
+            bit = 1 << (c % PACK)
+            if once & bit:
+                twice |= bit
+            once |= bit
+        best = (once & ~twice & suit).bit_length() - 1
+        under = follow & ((1 << best) - 1) if best >= 0 else 0
+        if under:
+            return under.bit_length() - 1
+        if len(trick) == state.options.players - 1 and not once & PENALTY_BITS:
             plain = follow & ~(1 << QS)
             return plain.bit_length() - 1 if plain else QS
         return (follow & -follow).bit_length() - 1

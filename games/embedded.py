@@ -1,5 +1,6 @@
 """The embedded worker of a one-machine run without Redis: bot moves run in-process after each
-commit (Celery's eager mode), and this thread runs the sweep every second for the turn clocks."""
+commit (Celery's eager mode), and this thread runs the sweep every second for the turn clocks
+and, every TICK, the paced bot moves that came due (games.infra.jobs.run_due)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import time
 from django.conf import settings
 from django.db import close_old_connections
 
+from games.infra import jobs
 from games.tasks import sweep
 
 log = logging.getLogger(__name__)
+TICK = 0.05  # seconds between two looks at the paced bot moves
 _started = threading.Event()
 
 
@@ -38,10 +41,14 @@ def start(interval: float = 1.0) -> None:
 
 
 def _loop(interval: float) -> None:
+    next_sweep = time.monotonic() + interval
     while True:
-        time.sleep(interval)
+        time.sleep(TICK)
         try:
-            sweep(inline=True)
+            jobs.run_due()
+            if time.monotonic() >= next_sweep:
+                next_sweep += interval
+                sweep(inline=True)
         except Exception:  # keep sweeping: one failed round must not stop the clocks
             log.exception("embedded sweep failed")
         finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from games import bot_timing
 from games.engine import Options, state_from_dict
 from games.errors import ServiceError
 from games.models import Move, Table
@@ -58,7 +59,7 @@ def game_document(table: Table) -> dict[str, Any]:
         "format": FORMAT,
         "table": table.pk,
         "options": Options.from_dict(table.options).to_dict(),
-        "clocks": table.clocks,
+        "clocks": bot_timing.turn_clocks(table.clocks),
         "game_seed": table.seed,
         "seats": [
             {"seat": s["position"], "name": s["name"], "player": s["player"], "bot": s["bot"]}

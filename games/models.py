@@ -139,6 +139,10 @@ class Table(models.Model):
         blank=True,
         help_text='What players not seated here see lags by: {"seconds": N} or {"tricks": N} (null: none).',
     )
+    rated = models.BooleanField(
+        default=False,
+        help_text="A finished game here updates its players' ratings (docs/ratings.md); fixed at creation.",
+    )
     tournament = models.ForeignKey(
         "Tournament",
         null=True,
@@ -367,6 +371,43 @@ class Invite(models.Model):
 
     def __str__(self) -> str:
         return f"invite {self.hint}... to table {self.table_id}"
+
+
+class Rating(models.Model):
+    """A player's rating in one family (variant and player count: games.ratings.FAMILIES), with the
+    app whose leaderboard it is on (null: the guests'). `score`, mu - 3 sigma, orders leaderboards."""
+
+    app = models.ForeignKey(App, null=True, blank=True, on_delete=models.CASCADE, related_name="ratings")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="ratings")
+    family = models.CharField(max_length=32)
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    score = models.FloatField(help_text="mu - 3 sigma: the conservative rating leaderboards sort by.")
+    games = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["player", "family"], name="rating_per_family")]
+        indexes = [models.Index(fields=["app", "family", "-score", "id"], name="rating_leaderboard")]
+
+
+class RatingChange(models.Model):
+    """One rated game's effect on one player's rating: the history, and what a replay checks."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="rating_changes")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="rating_changes")
+    family = models.CharField(max_length=32)
+    position = models.PositiveSmallIntegerField(help_text="The player's seat.")
+    place = models.PositiveSmallIntegerField(help_text="1 is first; ties share a place.")
+    mu_before = models.FloatField()
+    sigma_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_after = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["table", "player"], name="rating_change_once")]
+        indexes = [models.Index(fields=["player", "family", "-id"], name="rating_history")]
 
 
 class Tournament(models.Model):

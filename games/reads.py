@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from games import bot_timing
 from games.accounts import Principal
 from games.engine import Options, State, action_from_dict, state_from_dict, view
 from games.errors import ServiceError
@@ -260,7 +261,9 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "status": status,
         "version": version,
         "options": table.options,
-        "clocks": table.clocks,
+        "clocks": bot_timing.turn_clocks(table.clocks),
+        "bot_think_ms": bot_timing.think_ms(table),
+        "bot_pace_ms": bot_timing.pace_ms(table),
         "deadline": deadline,
         "seats": table.seating,
         "your_seat": seat,
@@ -272,6 +275,7 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "spectator_delay": table.spectator_delay,
         "delayed": delay is not None,
         "spectators": spectators.count(table.pk),
+        "rated": table.rated,
     }
     if delay is not None:
         body["game"] = None if state is None else view(state, None, history=False)

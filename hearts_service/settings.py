@@ -212,6 +212,9 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TASK_DEFAULT_QUEUE = "people"
 BOT_LANE_QUEUES = int(os.environ.get("BOT_LANE_QUEUES", "8"))
+# The delay before each bot card played at a table where a person sits, in milliseconds, unless the
+# table sets its own `bot_pace_ms` (0 to 2000; docs/bots-and-clocks.md#pace): time to follow a trick.
+BOT_PACE_MS = int(os.environ.get("BOT_PACE_MS", "700"))
 # Webhooks (games/webhooks/): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
 # changes every endpoint's secret); timeouts, backoff and the sweep's lost-task detection in seconds.
 WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY") or SECRET_KEY

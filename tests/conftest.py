@@ -8,6 +8,9 @@ import pytest
 import redis
 
 POSTGRES_ENGINE = "django.db.backends.postgresql"
+# Bots play unpaced in the suite, in this process and in the servers and workers it starts (they
+# inherit the environment): tests move far faster than people watch. The pace's own tests set it.
+os.environ.setdefault("BOT_PACE_MS", "0")
 
 
 def running_under_ci() -> bool:
@@ -141,6 +144,14 @@ def celery_eager(value: bool) -> None:
     for name, setting in [("task_always_eager", value), ("task_eager_propagates", True)]:
         app.conf[name] = setting
         app.conf[f"CELERY_{name.upper()}"] = setting
+
+
+@pytest.fixture(autouse=True)
+def bots_unpaced(request: pytest.FixtureRequest) -> None:
+    """The default pace of bots at people's tables is 0 here (settings.BOT_PACE_MS; see above),
+    whenever Django's settings were read."""
+    if request.config.pluginmanager.hasplugin("django"):
+        request.getfixturevalue("settings").BOT_PACE_MS = 0
 
 
 @pytest.fixture(autouse=True)

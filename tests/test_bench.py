@@ -4,6 +4,7 @@ tests/test_load.py at CI size."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -20,6 +21,13 @@ FIGURES = {
     "engine.py": ["random_hands_per_s_4p", "legal_actions_per_s"],
     "workers.py": ["engine_games_per_min", "full_stack_games_per_min", "timeout_lag_p99_ms"],
     "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
+    "ratings.py": [
+        "plackett_luce_kendall_tau",
+        "plackett_luce_us_per_update",
+        "bradley_terry_full_time_vs_plackett_luce",
+        "basic_minus_random_mu",
+    ],
+    "vs_openspiel.py": ["openspiel_installed"],
 }
 SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_ROUNDS": "1",
@@ -28,6 +36,7 @@ SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_GAMES": "1",
     "BENCH_LAG_TABLES": "2",
     "BENCH_CLOCK": "5",
+    "BENCH_DEALS": "2",
 }
 SETTINGS = ("DATABASE_URL", "REDIS_URL", "DEBUG", "HEARTS_ENV", "RATE_LIMITS_ENABLED", "LOG_LEVEL")
 pytestmark = pytest.mark.slow
@@ -54,7 +63,7 @@ def test_every_benchmark_has_a_smoke_run() -> None:
     assert {p.name for p in (ROOT / "bench").glob("*.py")} == {*FIGURES, "load.py"}
 
 
-@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py"])
+@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py", "ratings.py"])
 def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
     figures = run(bench)
     assert all(value >= 0 for value in figures.values())
@@ -89,3 +98,19 @@ def test_the_streams_benchmark_runs_on_postgres_and_redis(redis_url: str) -> Non
     # limiter, the cache and the wake-up publisher, bounded by the thread pool, not by the streams
     # (a run under load saw 6). One per stream would be 40 or more.
     assert figures["redis_connections"] <= 40 // 4 and figures["events_delivered"] > 0
+
+
+def test_our_bot_against_openspiel_ismcts() -> None:
+    """Two deal sets (8 hands) of `strong` against OpenSpiel's ISMCTS at 600 simulations, both
+    engines in lockstep (the benchmark asserts their legal sets agree at every step and that
+    OpenSpiel's returns are our points). Without OpenSpiel installed it says so and exits cleanly."""
+    figures = run("vs_openspiel.py")
+    if importlib.util.find_spec("pyspiel") is None:
+        assert figures == {"openspiel_installed": 0.0}
+        return
+    assert figures["openspiel_installed"] == 1 and figures["hands"] == 8 and figures["ismcts_sims"] == 600
+    assert figures["candidate_ms_per_card"] > 0 and figures["ismcts_ms_per_card"] > 0
+    # Every hand hands out 26 points (a moon scored as "add" gives 78, as "subtract" -26).
+    total = figures["candidate_points_per_hand"] + 3 * figures["ismcts_points_per_hand"]
+    assert -26 <= total <= 78
+    assert figures["gap_ci95_low"] <= figures["gap_points_per_hand"] <= figures["gap_ci95_high"]

@@ -141,6 +141,15 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.App, "AppOut"),
         (sdk_models.StreamTicket, "StreamTicketOut"),
         (sdk_models.GameExport, "GameExportOut"),
+        (sdk_models.RatingSystem, "RatingSystemOut"),
+        (sdk_models.RatingFamily, "FamilyOut"),
+        (sdk_models.BotRating, "BotRatingOut"),
+        (sdk_models.Rating, "RatingOut"),
+        (sdk_models.PlayerRatings, "PlayerRatingsOut"),
+        (sdk_models.LeaderboardPage, "LeaderboardPageOut"),
+        (sdk_models.RatingChange, "RatingChangeOut"),
+        (sdk_models.MuSigma, "MuSigmaOut"),
+        (sdk_models.RatingHistoryPage, "RatingHistoryPageOut"),
         (sdk_models.Tournament, "TournamentOut"),
         (sdk_models.Entrant, "EntrantOut"),
         (sdk_models.Standings, "StandingsOut"),
@@ -252,6 +261,21 @@ def test_stale_versions_retry_lobby_writes_only_and_errors_keep_their_code() -> 
     with pytest.raises(ServerError) as server:
         _client(transport).get_table(7)
     assert server.value.code == "http_502" and len(sent) == FAST.attempts
+
+
+def test_create_table_sends_the_bots_thinking_time_and_pace_only_when_given() -> None:
+    sent, transport = _scripted(httpx.Response(201, json=TABLE), httpx.Response(201, json=TABLE))
+    client = _client(transport)
+    client.create_table(bots={1: "expert"}, bot_think_ms=500, bot_pace_ms=0)
+    client.create_table(bots={1: "basic"})
+    assert json.loads(sent[0].content) == {
+        "options": {},
+        "bots": {"1": "expert"},
+        "clocks": {},
+        "bot_think_ms": 500,
+        "bot_pace_ms": 0,
+    }
+    assert json.loads(sent[1].content) == {"options": {}, "bots": {"1": "basic"}, "clocks": {}}
 
 
 def test_a_conditional_read_answers_none_while_the_table_is_unchanged() -> None:
@@ -576,6 +600,55 @@ def test_private_tables_invites_and_the_language_through_the_sdk(web: Callable[.
         delayed = host.create_table(spectator_delay={"tricks": 2})
         assert delayed["spectator_delay"] == {"tricks": 2}
         assert friend.get_table(delayed["id"])["delayed"] is True  # a spectator, two tricks behind
+
+
+def test_a_rated_game_through_the_sdk_shows_in_ratings_history_and_leaderboard(
+    web: Callable[..., str],
+) -> None:
+    """Three guests play a rated table to the end with the SDK; each then reads their rating, their
+    history and the guests' leaderboard, and the async client reads the same."""
+    base = web()
+    clients = [HeartsClient.as_guest(base, f"r{i}") for i in range(3)]
+    try:
+        table = clients[0].create_table(options={"players": 3, "target_score": 50}, rated=True)
+        assert table["rated"] is True
+        for seat, client in enumerate(clients):
+            client.join(table["id"], seat)
+        while True:
+            if clients[0].get_table(table["id"])["status"] == "finished":
+                break
+            for client in clients:
+                legal = client.get_table(table["id"])["game"]["legal_actions"]
+                if legal is None:
+                    continue
+                if legal["type"] == "pass":
+                    client.act(table["id"], {"type": "pass", "cards": legal["from"][:3]})
+                elif legal["type"] == "moon":
+                    client.act(table["id"], {"type": "moon", "choice": "add"})
+                else:
+                    client.act(table["id"], {"type": "play", "card": legal["cards"][0]})
+        me = clients[0].me()["player"]
+        assert me is not None
+        mine = clients[0].player_ratings(me["id"])
+        assert [(r["family"], r["games"]) for r in mine["ratings"]] == [("classic-3", 1)]
+        history = clients[0].rating_history(me["id"], family="classic-3")
+        assert [c["table"] for c in history["results"]] == [table["id"]] and history["next"] is None
+        board = clients[1].leaderboard("classic-3")
+        assert len(board["results"]) == 3
+        assert [r["score"] for r in board["results"]] == sorted(
+            (r["score"] for r in board["results"]), reverse=True
+        )
+        assert clients[2].rating_system()["model"] == "PlackettLuce"
+
+        async def read() -> list[str]:
+            async with AsyncHeartsClient(base, token=clients[0].token) as client:
+                page = await client.leaderboard("classic-3")
+                return [r["name"] for r in page["results"]]
+
+        assert sorted(asyncio.run(read())) == ["r0", "r1", "r2"]
+    finally:
+        for client in clients:
+            client.close()
 
 
 def test_a_bot_tournament_through_the_sdk_on_the_bot_lane_equals_the_command(

@@ -14,6 +14,7 @@ _CARDS: dict[str, Any] = {"type": "array", "items": _CARD}
 _INTS: dict[str, Any] = {"type": "array", "items": _INT}
 _SEAT: dict[str, Any] = {"type": "integer", "description": "seat position, 0 first"}
 _CHOICE: dict[str, Any] = {"type": "string", "enum": ["subtract", "add"]}
+_NUM: dict[str, Any] = {"type": "number"}
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -81,6 +82,21 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
             "status": {"type": "string", "enum": ["finished", "abandoned"]},
             "winners": _nullable(_INTS),
             "totals": _nullable(_INTS),
+        },
+    ),
+    "ratings_changed": (
+        "A rated game ended: its people's new ratings, by seat (bots' are fixed; history has the before).",
+        {
+            "family": _STR,
+            "changes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"seat": _SEAT, "place": _INT, "mu": _NUM, "sigma": _NUM},
+                    "required": ["seat", "place", "mu", "sigma"],
+                    "additionalProperties": False,
+                },
+            },
         },
     ),
     "turn_timed_out": (
@@ -158,6 +174,8 @@ _TABLE_EXAMPLE: dict[str, Any] = {
         "tie_rule": "play_on",
     },
     "clocks": {"pass": 60, "play": 30, "moon": 30, "away_after": 2},
+    "bot_think_ms": None,
+    "bot_pace_ms": 700,
     "deadline": None,
     "seats": [
         {"position": p, "player": player, "name": name, "bot": bot, "away": False, "timeouts": 0}
@@ -177,6 +195,7 @@ _TABLE_EXAMPLE: dict[str, Any] = {
     "spectator_delay": None,
     "delayed": False,
     "spectators": 0,
+    "rated": False,
 }
 # An example of each event's own fields (a logged event also has `seq` and `hand`).
 EXAMPLES: dict[str, dict[str, Any]] = {
@@ -224,6 +243,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "game_over": {"winners": [1], "totals": [104, 38, 71, 99], "seed": "a07b" + "0" * 60},
     "table_abandoned": {},
     "table_finished": {"status": "finished", "winners": [1], "totals": [104, 38, 71, 99]},
+    "ratings_changed": {
+        "family": "classic-4",
+        "changes": [{"seat": 0, "place": 2, "mu": 26.2, "sigma": 8.17}],
+    },
     "turn_timed_out": {"seat": 3, "deadline": "2026-05-01T12:00:30Z"},
     "seat_away": {"seat": 3},
     "seat_back": {"seat": 3},

@@ -355,6 +355,10 @@ class TableOut(F.Serializer):
     version = F.IntegerField(help_text="Send it back as If-Match to act only on what you saw")
     options = TableOptionsOut()
     clocks = ClocksOut()
+    bot_think_ms = F.IntegerField(
+        allow_null=True, help_text="Milliseconds bots think per move; null: their levels' fixed budgets"
+    )
+    bot_pace_ms = F.IntegerField(help_text="Milliseconds before each bot card played, as of the seats now")
     deadline = F.DateTimeField(allow_null=True, help_text="When the seat(s) to act time out")
     seats = SeatOut(many=True)
     your_seat = F.IntegerField(allow_null=True)
@@ -371,6 +375,7 @@ class TableOut(F.Serializer):
         help_text="This answer shows the table as it was spectator_delay ago (you are a spectator)"
     )
     spectators = F.IntegerField(help_text="Spectator streams open on this table now")
+    rated = F.BooleanField(help_text="Its finished game updates its people's ratings (docs/ratings.md)")
 
 
 class TableRowOut(F.Serializer):

@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games.api import exports, invites, matchmaking, streams, tickets, tournaments, views, webhooks
+from games.api import exports, invites, matchmaking, ratings, streams, tickets, tournaments, views, webhooks
 from hearts_service.views import not_found
 
 
@@ -42,6 +42,10 @@ urlpatterns = [
     path("players", views.PlayersView.as_view()),
     path("players/<id:player_id>/tokens", views.PlayerTokensView.as_view()),
     path("tokens/revoke", views.TokenRevokeView.as_view()),
+    path("ratings", ratings.RatingSystemView.as_view()),
+    path("leaderboard", ratings.LeaderboardView.as_view()),
+    path("players/<id:player_id>/ratings", ratings.PlayerRatingsView.as_view()),
+    path("players/<id:player_id>/rating-history", ratings.RatingHistoryView.as_view()),
     path("tables", views.TablesView.as_view()),
     path("quick-play", matchmaking.QuickPlayView.as_view()),
     path("tables/<id:table_id>", views.TableView.as_view()),

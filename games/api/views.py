@@ -25,13 +25,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bots import LEVELS
-from games import accounts, reads, services
+from games import accounts, bot_timing, reads, services
 from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
 from games.api.parsing import (
     EmptyIn,
+    StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
@@ -357,6 +358,29 @@ class TablesView(APIView):
             default=None,
             help_text="What players not seated at it see lags by (docs/streams.md#spectators)",
         )
+        rated = StrictBooleanField(
+            required=False,
+            default=False,
+            help_text="Its finished game updates its people's ratings (docs/ratings.md; default false)",
+        )
+        bot_think_ms = StrictIntegerField(
+            required=False,
+            default=None,
+            allow_null=True,
+            min_value=bot_timing.THINK_MS_LIMITS[0],
+            max_value=bot_timing.THINK_MS_LIMITS[1],
+            help_text="Milliseconds strong and expert bots think per move (null: their fixed budgets, "
+            "which replay exactly for a seed; docs/bots-and-clocks.md#thinking-time)",
+        )
+        bot_pace_ms = StrictIntegerField(
+            required=False,
+            default=None,
+            allow_null=True,
+            min_value=bot_timing.PACE_MS_LIMITS[0],
+            max_value=bot_timing.PACE_MS_LIMITS[1],
+            help_text="Milliseconds before each bot card played (null: the server's default at tables "
+            "with a person, 0 at bot-only tables; docs/bots-and-clocks.md#pace)",
+        )
 
     @documented(
         op="listTables",
@@ -433,6 +457,9 @@ class TablesView(APIView):
                 invited=data["invited"],
                 creator=principal.player,
                 spectator_delay=data["spectator_delay"],
+                rated=data["rated"],
+                bot_think_ms=data["bot_think_ms"],
+                bot_pace_ms=data["bot_pace_ms"],
                 idempotency=idem,
             ),
             status=201,

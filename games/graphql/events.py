@@ -70,6 +70,22 @@ class HandRecord(graphene.ObjectType):
     totals = _ints(description="Running totals after the hand, by seat")
 
 
+class MuSigma(graphene.ObjectType):
+    """A Weng-Lin rating: the mean and its uncertainty."""
+
+    mu = graphene.Float(required=True)
+    sigma = graphene.Float(required=True)
+
+
+class RatingMove(graphene.ObjectType):
+    """One person's rating after a rated game (their history has the rating before)."""
+
+    seat = graphene.Int(required=True, description="The person's seat (the table's seats say who)")
+    place = graphene.Int(required=True, description="1 is first; ties share a place")
+    mu = graphene.Float(required=True)
+    sigma = graphene.Float(required=True)
+
+
 # type -> (description, fields): the REST event shapes, typed.
 _SEAT = {"seat": lambda: graphene.Int(required=True, description="Seat position, 0 first")}
 EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -162,6 +178,13 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
             "status": lambda: graphene.Field(TableStatus, required=True, description="finished or abandoned"),
             "winners": lambda: _ints(required=False, description="Null when abandoned"),
             "totals": lambda: _ints(required=False, description="Null when abandoned"),
+        },
+    ),
+    "ratings_changed": (
+        "A rated game ended: its people's new ratings, by seat (bots' are fixed; history has the before).",
+        {
+            "family": lambda: graphene.String(required=True),
+            "changes": lambda: graphene.List(graphene.NonNull(RatingMove), required=True),
         },
     ),
     "turn_timed_out": (

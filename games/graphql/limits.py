@@ -60,7 +60,13 @@ PAGE_ITEMS = {"EventsPage.events": EVENTS_PER_MOVE}  # items of a page's list pe
 # An item of a list of an interface is one of its types, and some types come at most so many times
 # per move (one hand ends per move): a page of events costs, per move, its costliest mix of
 # EVENTS_PER_MOVE events, each type at most its bound here (the others: EVENTS_PER_MOVE).
-ITEMS_OF_TYPE = {"HandRevealedEvent": 1, "HandScoredEvent": 1, "GameOverEvent": 1, "TableFinishedEvent": 1}
+ITEMS_OF_TYPE = {
+    "HandRevealedEvent": 1,
+    "HandScoredEvent": 1,
+    "GameOverEvent": 1,
+    "TableFinishedEvent": 1,
+    "RatingsChangedEvent": 1,
+}
 MAX_ALIASES = 30  # aliased fields in one document: one request is not a batch of hundreds
 INTROSPECTION = frozenset({"__schema", "__type"})
 MAX_INTROSPECTION_LISTS = 3

@@ -19,6 +19,7 @@ from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
+from games.graphql.ratings import RatingsQuery
 from games.graphql.tournaments import TournamentMutation, TournamentQuery
 from games.graphql.types import Error, Table, TableRef, error_of
 from games.services import Idempotency, Outcome
@@ -96,7 +97,7 @@ def _uncursor(cursor: str) -> int:
     raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
 
 
-class Query(TournamentQuery, graphene.ObjectType):
+class Query(RatingsQuery, TournamentQuery, graphene.ObjectType):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
         TableConnection,
@@ -279,6 +280,9 @@ def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
         invited=kw.get("invited"),
         creator=p.player,
         spectator_delay=_given(kw.get("spectator_delay")),
+        rated=bool(kw.get("rated")),
+        bot_think_ms=kw.get("bot_think_ms"),
+        bot_pace_ms=kw.get("bot_pace_ms"),
         idempotency=idem,
     )
 
@@ -332,6 +336,17 @@ CreateTable = _mutation(
             description="Players of your scope who may see and join it (at most 20; else invalid_input)",
         ),
         "spectator_delay": SpectatorDelayInput(),
+        "rated": graphene.Boolean(
+            description="Its finished game updates its people's ratings (default false)"
+        ),
+        "bot_think_ms": graphene.Int(
+            description="Milliseconds strong and expert bots think per move, 10 to 5,000 (else "
+            "invalid_input); null: their levels' fixed budgets, which replay exactly for a seed."
+        ),
+        "bot_pace_ms": graphene.Int(
+            description="Milliseconds before each bot card played, 0 to 2,000 (else invalid_input); "
+            "null: the server's default while a person sits at the table, 0 at a bot-only table."
+        ),
     },
     _create,
 )

@@ -252,6 +252,12 @@ class Table(graphene.ObjectType):
     version = graphene.Int(required=True, description="Send it back as expectedVersion")
     options = graphene.Field(TableOptions, required=True)
     clocks = graphene.Field(Clocks, required=True)
+    bot_think_ms = graphene.Int(
+        description="Milliseconds bots think per move; null: their levels' fixed budgets"
+    )
+    bot_pace_ms = graphene.Int(
+        required=True, description="Milliseconds before each bot card played, as of the seats now"
+    )
     deadline = graphene.String(description="When the seat(s) to act time out (ISO 8601)")
     seats = graphene.List(graphene.NonNull(Seat), required=True)
     your_seat = graphene.Int()
@@ -267,6 +273,9 @@ class Table(graphene.ObjectType):
         required=True, description="This answer shows the table as it was spectatorDelay ago (you spectate)"
     )
     spectators = graphene.Int(required=True, description="Spectator streams open on this table now")
+    rated = graphene.Boolean(
+        required=True, description="Its finished game updates its people's ratings (docs/ratings.md)"
+    )
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     moves = graphene.List(
         graphene.NonNull(Move),
@@ -289,6 +298,9 @@ class Table(graphene.ObjectType):
 
     def resolve_rematch_of(ref: TableRef, info: Any) -> int | None:
         return ref.view().get("rematch_of")
+
+    def resolve_rated(ref: TableRef, info: Any) -> bool:
+        return bool(ref.view().get("rated"))  # answers stored before ratings have no `rated`
 
     def resolve_rematch(ref: TableRef, info: Any) -> Any:
         return ref.view().get("rematch")

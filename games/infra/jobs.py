@@ -8,6 +8,9 @@ embedded run and the tests (eager mode) `apply_async` runs the task at once, as 
 
 from __future__ import annotations
 
+import heapq
+import threading
+import time
 from typing import Any
 
 from celery import current_app
@@ -54,8 +57,32 @@ def lane_kind(queue: str) -> str:
     return BOTS_QUEUE if queue.startswith(BOTS_QUEUE) else PEOPLE_QUEUE
 
 
-def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE) -> None:
-    _task(PLAY_BOTS).apply_async((table_id, version), queue=lane)
+def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE, delay: float = 0.0) -> None:
+    """The bot moves owed at the table as of `version`, `delay` seconds from now (a paced table).
+    With workers the delay is a countdown: the message waits in the worker's memory, not in a
+    process of its pool, so no worker is held idle. In eager mode (the embedded run) a delayed
+    task waits in this process's `_later` until the embedded thread runs it (`run_due`)."""
+    if delay > 0 and eager():
+        with _later_lock:
+            heapq.heappush(_later, (time.monotonic() + delay, table_id, version, lane))
+        return
+    _task(PLAY_BOTS).apply_async((table_id, version), queue=lane, countdown=delay if delay > 0 else None)
+
+
+_later: list[tuple[float, int, int, str]] = []  # (when, table, version, lane), in eager mode only
+_later_lock = threading.Lock()
+
+
+def run_due(now: float | None = None) -> int:
+    """Eager mode: run the delayed bot tasks that are due (the embedded thread calls it); how many."""
+    moment = time.monotonic() if now is None else now
+    due = []
+    with _later_lock:
+        while _later and _later[0][0] <= moment:
+            due.append(heapq.heappop(_later))
+    for _, table_id, version, lane in due:
+        _task(PLAY_BOTS).apply_async((table_id, version), queue=lane)
+    return len(due)
 
 
 def enforce_clock_now(table_id: int) -> None:

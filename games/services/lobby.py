@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from games import reads
+from games import bot_timing, reads
 from games.engine import EngineError, Options, new_seed
 from games.errors import ServiceError
 from games.models import App, Move, Player, Seat, Table
@@ -84,18 +84,24 @@ def table_create(
     invited: list[int] | None = None,
     creator: Player | None = None,
     spectator_delay: Mapping[str, Any] | None = None,
+    rated: bool = False,
+    bot_think_ms: int | None = None,
+    bot_pace_ms: int | None = None,
     idempotency: Idempotency | None = None,
 ) -> Outcome:
     """A new open table; `bots` fills seats with bots of the given level at once (a table of
     bots only starts at once). `visibility` is public, unlisted or private; `invited` names
     players of the same scope who may see and join it whatever its visibility, and the
     `creator` (a player creating it, not an app) is named with them. `spectator_delay`
-    ({"seconds": N} or {"tricks": N}) holds back what players not seated at it see."""
+    ({"seconds": N} or {"tricks": N}) holds back what players not seated at it see. A `rated`
+    table's finished game updates its people's ratings (games.services.ratings).
+    `bot_think_ms` and `bot_pace_ms` are its bots' thinking time and pace (games.bot_timing;
+    None: the defaults), kept with its clocks."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
         raise ServiceError.from_engine(exc) from exc
-    clock_set = clocks_from(clocks)
+    clock_set: dict[str, Any] = {**clocks_from(clocks), **bot_timing.timing_from(bot_think_ms, bot_pace_ms)}
     bots = dict(bots or {})
     for position, level in bots.items():
         if type(position) is not int or not 0 <= position < opts.players:
@@ -106,6 +112,8 @@ def table_create(
     if creator is not None:
         named = sorted({*named, creator.pk})
     delay = spectator_delay_from(spectator_delay)
+    if not isinstance(rated, bool):
+        raise ServiceError("invalid_input", "rated is true or false", kind="malformed", field="rated")
 
     def act() -> Outcome:
         table = Table.objects.create(
@@ -116,6 +124,7 @@ def table_create(
             visibility=visibility,
             invited=named,
             spectator_delay=delay,
+            rated=rated,
         )
         seats = Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)
@@ -325,6 +334,7 @@ def _rematch_table(table: Table, seats: list[Seat]) -> Table:
         visibility=table.visibility,
         invited=table.invited,
         spectator_delay=table.spectator_delay,
+        rated=table.rated,
     )
     moved = sorted(
         Seat.objects.bulk_create(

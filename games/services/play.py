@@ -12,11 +12,12 @@ from typing import Any
 from django.utils import timezone
 
 from bots.strategy import decide
-from games import reads
+from games import bot_timing, reads
 from games.accounts import Principal
 from games.engine import (
     GAME_OVER,
     MOON,
+    PLAYING,
     EngineError,
     Event,
     MoonChoice,
@@ -53,6 +54,7 @@ from games.services.record import (
     write,
 )
 
+TASK_THINKING_MS = 20_000  # the most thinking time one bot task spends (its soft time limit is 60 s)
 _PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
 
 
@@ -152,14 +154,21 @@ def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outco
     """Every move owed by bots and seats marked away, as long as only they are to act, in one
     transaction (each its own move in the log), up to the end of the current hand, or `limit`
     moves (then the commit queues the rest as a new task). A task queued for another version
-    (stale, or delivered twice) does nothing."""
+    (stale, or delivered twice) does nothing. At a paced table (`bot_timing.pace_ms`) it stops
+    before a second card: the commit queues the next one after the pace. With a thinking time,
+    a task makes at most as many moves as fit in TASK_THINKING_MS (far below its time limit)."""
 
     def act() -> Outcome:
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
             return Outcome(None)
+        most = limit
+        think = bot_timing.think_ms(table)
+        if think is not None and most is not None:
+            most = min(most, max(1, TASK_THINKING_MS // think))
         moves: list[Move] = []
-        events = advance(table, state_from_dict(table.state), moves, limit=limit)
+        paced = bot_timing.pace_ms(table) > 0
+        events = advance(table, state_from_dict(table.state), moves, limit=most, one_card=paced)
         write(table, moves)
         return Outcome(table, events)
 
@@ -248,15 +257,17 @@ def advance(
     first_events: Sequence[Event] = (),
     limit: int | None = None,
     bots: bool = True,
+    one_card: bool = False,
 ) -> list[Event]:
     """Make the moves the server owes: for seats whose clock ran out (once each), and (unless
     `bots` is False) for bots and away seats while only they are to act, stopping at the end of
-    the hand. Each move is logged on its own, with the events it caused, into `moves` (the caller
-    writes them with the table row: `record.write`)."""
+    the hand (with `one_card`, before a card played after a move made here: a paced table). Each
+    move is logged on its own, with the events it caused, into `moves` (the caller writes them
+    with the table row: `record.write`)."""
 
     shared = tournaments.shared_rng(table)
     try:
-        return _advance(table, state, moves, timed_out, first_events, limit, bots, shared)
+        return _advance(table, state, moves, timed_out, first_events, limit, bots, one_card, shared)
     finally:
         if shared is not None:  # the stream goes on where these moves left it
             table.bot_rng = tournaments.rng_state(shared)
@@ -270,6 +281,7 @@ def _advance(
     first_events: Sequence[Event],
     limit: int | None,
     bots: bool,
+    one_card: bool,
     shared: random.Random | None,
 ) -> list[Event]:
     caused: list[Event] = []
@@ -280,7 +292,7 @@ def _advance(
         if not due:
             break
         for seat in due:
-            if limit is not None and made >= limit:
+            if (limit is not None and made >= limit) or (one_card and made and state.phase == PLAYING):
                 return caused
             made += 1
             before = (state.phase, state.hand_no, len(state.sheet))
@@ -290,7 +302,8 @@ def _advance(
                 level = table.seating[seat]["bot"] or "basic"
                 rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
                 with metrics.bot_decision(level):
-                    action = action_from_dict(decide(view(state, seat), level, rng))
+                    think = bot_timing.think_ms(table)
+                    action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))
             events = state.push(seat, action)
             if seat in timed_out:
                 events = [public("turn_timed_out", seat=seat, deadline=missed), *events]

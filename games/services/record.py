@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from games import webhooks
+from games import bot_timing, webhooks
 from games.engine import (
     GAME_OVER,
     PASSING,
@@ -30,6 +30,7 @@ from games.engine import (
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
 from games.models import Hand, Move, ScoreRow, Seat, SeatRow, Table
+from games.services import ratings
 
 _STATUS_OF_PHASE = {
     "passing": Table.Status.PASSING,
@@ -72,6 +73,10 @@ def log(
     for e in events:  # each event carries the hand it belongs to (a move can end one and deal the next)
         hand = e.data["hand"] if e.type == "hand_started" else hand
         tagged.append([e.type, dict(e.data), e.to, hand])
+        if e.type == "game_over" and table.rated:  # in this transaction: never lost, never twice
+            changed = ratings.game_over(table, e.data["totals"])
+            if changed is not None:  # before table_finished, which ends a table's stream
+                tagged.append(["ratings_changed", changed, None, hand])
         if e.type in _FINISHING:  # one event says the table is over, however it ended
             finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
             tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
@@ -209,7 +214,8 @@ def has_people(seating: Iterable[SeatRow]) -> bool:
 
 def schedule(table: Table | None) -> None:
     """After the commit: wake the table's streams, set its turn clock (games.infra.clocks), and
-    queue a worker task for the moves bots owe."""
+    queue a worker task for the moves bots owe: at a paced table, a bot's card is queued to run
+    after the pace (a countdown: no worker waits for it, docs/bots-and-clocks.md#pace)."""
     if table is None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
@@ -221,9 +227,10 @@ def schedule(table: Table | None) -> None:
     table_id, version, bot_turn = table.pk, table.version, table.bot_turn
     lane = jobs.lane_of(people=has_people(table.seating), app_id=table.app_id or 0)
     if bot_turn:
-        transaction.on_commit(lambda: queue_tasks(table_id, version, lane))
+        pace = bot_timing.pace_ms(table) if table.status == Table.Status.PLAYING else 0
+        transaction.on_commit(lambda: queue_tasks(table_id, version, lane, pace / 1000))
 
 
-def queue_tasks(table_id: int, version: int, lane: str = jobs.PEOPLE_QUEUE) -> None:
-    """The bot moves, on the table's lane."""
-    jobs.play_bots(table_id, version, lane=lane)
+def queue_tasks(table_id: int, version: int, lane: str = jobs.PEOPLE_QUEUE, delay: float = 0.0) -> None:
+    """The bot moves, on the table's lane, `delay` seconds from now."""
+    jobs.play_bots(table_id, version, lane=lane, delay=delay)

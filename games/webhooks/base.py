@@ -29,6 +29,7 @@ PUBLIC_EVENT_TYPES = (
     "hand_scored",
     "hand_revealed",
     "game_over",
+    "ratings_changed",
     "table_finished",
     "table_abandoned",
     "turn_timed_out",

@@ -18,9 +18,13 @@ from hearts_client.models import (
     BotLevel,
     Event,
     GameExport,
+    LeaderboardPage,
     Me,
     MoonChoice,
+    PlayerRatings,
     PlayerToken,
+    RatingHistoryPage,
+    RatingSystem,
     Scoresheet,
     SpectatorDelay,
     Standings,
@@ -105,6 +109,9 @@ class AsyncHeartsClient:
         visibility: str | None = None,
         invited: list[int] | None = None,
         spectator_delay: SpectatorDelay | None = None,
+        rated: bool | None = None,
+        bot_think_ms: int | None = None,
+        bot_pace_ms: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         body: dict[str, Any] = {
@@ -118,6 +125,12 @@ class AsyncHeartsClient:
             body["invited"] = invited
         if spectator_delay is not None:  # {"seconds": N} or {"tricks": N}
             body["spectator_delay"] = spectator_delay
+        if rated is not None:  # its finished game updates its people's ratings (docs/ratings.md)
+            body["rated"] = rated
+        if bot_think_ms is not None:  # 10 to 5000 ms per move; none: the bots' fixed budgets
+            body["bot_think_ms"] = bot_think_ms
+        if bot_pace_ms is not None:  # 0 to 2000 ms before each bot card; none: the server's default
+            body["bot_pace_ms"] = bot_pace_ms
         return cast(Table, await self._write("tables", body, key=idempotency_key))
 
     async def create_invite(
@@ -194,6 +207,27 @@ class AsyncHeartsClient:
         if cursor:
             params["cursor"] = cursor
         return cast(TablePage, await self._run(Call("GET", "tables", self.retry, params=params)))
+
+    async def rating_system(self) -> RatingSystem:
+        """The rating model, the families and the bots' published ratings."""
+        return cast(RatingSystem, await self._run(Call("GET", "ratings", self.retry)))
+
+    async def leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
+        """A page of your app's leaderboard in one family (like "classic-4"), best score first."""
+        params = {"family": family, **({"cursor": cursor} if cursor else {})}
+        return cast(LeaderboardPage, await self._run(Call("GET", "leaderboard", self.retry, params=params)))
+
+    async def player_ratings(self, player_id: int) -> PlayerRatings:
+        """A player's rating in each family they played rated games in."""
+        return cast(PlayerRatings, await self._run(Call("GET", f"players/{player_id}/ratings", self.retry)))
+
+    async def rating_history(
+        self, player_id: int, *, family: str | None = None, cursor: str | None = None
+    ) -> RatingHistoryPage:
+        """A page of a player's rating changes, newest first (of one family, when given)."""
+        params = {k: v for k, v in (("family", family), ("cursor", cursor)) if v}
+        call = Call("GET", f"players/{player_id}/rating-history", self.retry, params=params)
+        return cast(RatingHistoryPage, await self._run(call))
 
     async def get_table(self, table_id: int) -> Table:
         return cast(Table, await self._run(Call("GET", f"tables/{table_id}", self.retry)))

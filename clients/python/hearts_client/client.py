@@ -17,9 +17,13 @@ from hearts_client.models import (
     BotLevel,
     Event,
     GameExport,
+    LeaderboardPage,
     Me,
     MoonChoice,
+    PlayerRatings,
     PlayerToken,
+    RatingHistoryPage,
+    RatingSystem,
     Scoresheet,
     SpectatorDelay,
     Standings,
@@ -119,12 +123,18 @@ class HeartsClient:
         visibility: str | None = None,
         invited: list[int] | None = None,
         spectator_delay: SpectatorDelay | None = None,
+        rated: bool | None = None,
+        bot_think_ms: int | None = None,
+        bot_pace_ms: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
         """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken.
         `visibility` is public (default), unlisted or private; `invited` names players who may join
         a private table without a code; `spectator_delay` ({"seconds": N} or {"tricks": N}) keeps
-        spectators that far behind."""
+        spectators that far behind; a `rated` table's game updates its people's ratings.
+        `bot_think_ms` (10 to 5000) is the time strong and expert
+        bots think per move instead of their fixed budgets; `bot_pace_ms` (0 to 2000) the delay
+        before each bot card (left out: the server's default, 0 at a bot-only table)."""
         body: dict[str, Any] = {
             "options": options or {},
             "bots": {str(k): v for k, v in (bots or {}).items()},
@@ -136,6 +146,12 @@ class HeartsClient:
             body["invited"] = invited
         if spectator_delay is not None:  # {"seconds": N} or {"tricks": N}
             body["spectator_delay"] = spectator_delay
+        if rated is not None:  # its finished game updates its people's ratings (docs/ratings.md)
+            body["rated"] = rated
+        if bot_think_ms is not None:  # 10 to 5000 ms per move; none: the bots' fixed budgets
+            body["bot_think_ms"] = bot_think_ms
+        if bot_pace_ms is not None:  # 0 to 2000 ms before each bot card; none: the server's default
+            body["bot_pace_ms"] = bot_pace_ms
         return cast(Table, self._write("tables", body, key=idempotency_key))
 
     def create_invite(
@@ -220,6 +236,27 @@ class HeartsClient:
         if cursor:
             params["cursor"] = cursor
         return cast(TablePage, self._run(Call("GET", "tables", self.retry, params=params)))
+
+    def rating_system(self) -> RatingSystem:
+        """The rating model, the families and the bots' published ratings."""
+        return cast(RatingSystem, self._run(Call("GET", "ratings", self.retry)))
+
+    def leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
+        """A page of your app's leaderboard in one family (like "classic-4"), best score first."""
+        params = {"family": family, **({"cursor": cursor} if cursor else {})}
+        return cast(LeaderboardPage, self._run(Call("GET", "leaderboard", self.retry, params=params)))
+
+    def player_ratings(self, player_id: int) -> PlayerRatings:
+        """A player's rating in each family they played rated games in."""
+        return cast(PlayerRatings, self._run(Call("GET", f"players/{player_id}/ratings", self.retry)))
+
+    def rating_history(
+        self, player_id: int, *, family: str | None = None, cursor: str | None = None
+    ) -> RatingHistoryPage:
+        """A page of a player's rating changes, newest first (of one family, when given)."""
+        params = {k: v for k, v in (("family", family), ("cursor", cursor)) if v}
+        call = Call("GET", f"players/{player_id}/rating-history", self.retry, params=params)
+        return cast(RatingHistoryPage, self._run(call))
 
     def get_table(self, table_id: int) -> Table:
         return cast(Table, self._run(Call("GET", f"tables/{table_id}", self.retry)))

@@ -126,6 +126,8 @@ class Table(TypedDict):
     version: int
     options: dict[str, Any]
     clocks: Clocks
+    bot_think_ms: int | None  # bots' thinking time per move; None: their levels' fixed budgets
+    bot_pace_ms: int  # the delay before each bot card played, in force now
     deadline: str | None
     seats: list[Seat]
     your_seat: int | None
@@ -137,6 +139,7 @@ class Table(TypedDict):
     spectator_delay: SpectatorDelay | None
     delayed: bool
     spectators: int
+    rated: bool
 
 
 class TableRow(TypedDict):
@@ -520,6 +523,30 @@ class TableFinished(_Logged):
     totals: list[int] | None
 
 
+class MuSigma(TypedDict):
+    """A Weng-Lin rating: the mean and its uncertainty."""
+
+    mu: float
+    sigma: float
+
+
+class RatingMove(TypedDict):
+    """One person's rating after a rated game (`ratings_changed`; the history has the before)."""
+
+    seat: int
+    place: int
+    mu: float
+    sigma: float
+
+
+class RatingsChanged(_Logged):
+    """A rated game ended: its people's new ratings (docs/ratings.md)."""
+
+    type: Literal["ratings_changed"]
+    family: str
+    changes: list[RatingMove]
+
+
 class TurnTimedOut(_Logged):
     type: Literal["turn_timed_out"]
     seat: int
@@ -638,6 +665,7 @@ Event = Union[  # noqa: UP007 (a runtime alias)
     GameOver,
     TableAbandoned,
     TableFinished,
+    RatingsChanged,
     TurnTimedOut,
     SeatAway,
     SeatBack,
@@ -665,3 +693,72 @@ def _event_types() -> dict[str, type[Any]]:
 
 
 EVENT_TYPES = _event_types()
+
+
+class RatingFamily(TypedDict):
+    name: str
+    variant: str
+    players: list[int]
+
+
+class BotRating(TypedDict):
+    level: str
+    mu: float
+    sigma: float
+    score: float
+
+
+class RatingSystem(TypedDict):
+    """`GET ratings`: the model, a new player's rating, the families and the bots' fixed ratings."""
+
+    model: str
+    mu: float
+    sigma: float
+    families: list[RatingFamily]
+    bots: list[BotRating]
+
+
+class Rating(TypedDict):
+    """A player's rating in one family; `score` (mu - 3 sigma) orders leaderboards."""
+
+    player: int
+    name: str
+    family: str
+    mu: float
+    sigma: float
+    score: float
+    games: int
+    updated_at: str
+
+
+class PlayerRatings(TypedDict):
+    player: int
+    name: str
+    ratings: list[Rating]
+
+
+class LeaderboardPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[Rating]
+
+
+class RatingChange(TypedDict):
+    """One rated game's effect on one player's rating."""
+
+    id: int
+    table: int
+    family: str
+    seat: int
+    place: int
+    before: MuSigma
+    after: MuSigma
+    score_before: float
+    score_after: float
+    created_at: str
+
+
+class RatingHistoryPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[RatingChange]

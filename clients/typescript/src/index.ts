@@ -20,6 +20,14 @@ export type Me = Schemas["MeOut"];
 export type GameExport = Schemas["GameExportOut"];
 export type StreamTicket = Schemas["StreamTicketOut"];
 export type PlayerToken = Schemas["PlayerTokenOut"];
+/** Ratings (docs/ratings.md): the system, a rating, a leaderboard page, a player's history. */
+export type RatingSystem = Schemas["RatingSystemOut"];
+export type Rating = Schemas["RatingOut"];
+export type PlayerRatings = Schemas["PlayerRatingsOut"];
+export type LeaderboardPage = Schemas["LeaderboardPageOut"];
+export type RatingChange = Schemas["RatingChangeOut"];
+export type RatingHistoryPage = Schemas["RatingHistoryPageOut"];
+export type RatingsChanged = Schemas["Event_ratings_changed"];
 export type Tournament = Schemas["TournamentOut"];
 export type Standings = Schemas["StandingsOut"];
 export type TournamentTableRow = Schemas["TournamentTableOut"];
@@ -249,6 +257,12 @@ export class HeartsClient {
       visibility?: "public" | "unlisted" | "private";
       invited?: number[];
       spectator_delay?: { seconds: number } | { tricks: number };
+      /** Its finished game updates its people's ratings (default false). */
+      rated?: boolean;
+      /** Milliseconds strong and expert bots think per move (10 to 5000); left out: their fixed budgets. */
+      bot_think_ms?: number;
+      /** Milliseconds before each bot card played (0 to 2000); left out: the server's default (0 without a person). */
+      bot_pace_ms?: number;
     } = {},
     key?: string,
   ): Promise<Table> {
@@ -256,6 +270,9 @@ export class HeartsClient {
     if (spec.visibility !== undefined) body.visibility = spec.visibility;
     if (spec.invited !== undefined) body.invited = spec.invited;
     if (spec.spectator_delay !== undefined) body.spectator_delay = spec.spectator_delay;
+    if (spec.rated !== undefined) body.rated = spec.rated;
+    if (spec.bot_think_ms !== undefined) body.bot_think_ms = spec.bot_think_ms;
+    if (spec.bot_pace_ms !== undefined) body.bot_pace_ms = spec.bot_pace_ms;
     return this.call("POST", "tables", { body, write: true, key: key ?? null });
   }
 
@@ -428,6 +445,31 @@ export class HeartsClient {
     for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, String(value));
     const text = query.toString();
     return this.call("GET", text ? `tables?${text}` : "tables");
+  }
+
+  /** The rating model, the families and the bots' published ratings. */
+  ratingSystem(): Promise<RatingSystem> {
+    return this.call("GET", "ratings");
+  }
+
+  /** A page of your app's leaderboard in one family (like "classic-4"), best score first. */
+  leaderboard(family: string, cursor?: string): Promise<LeaderboardPage> {
+    const query = new URLSearchParams({ family });
+    if (cursor !== undefined) query.set("cursor", cursor);
+    return this.call("GET", `leaderboard?${query.toString()}`);
+  }
+
+  /** A player's rating in each family they played rated games in. */
+  playerRatings(playerId: number): Promise<PlayerRatings> {
+    return this.call("GET", `players/${playerId}/ratings`);
+  }
+
+  /** A page of a player's rating changes, newest first (of one family, when given). */
+  ratingHistory(playerId: number, filters: { family?: string; cursor?: string } = {}): Promise<RatingHistoryPage> {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, value);
+    const text = query.toString();
+    return this.call("GET", `players/${playerId}/rating-history${text ? `?${text}` : ""}`);
   }
 
   /** The events after sequence `after` the caller may see; poll again with `after` = the answer's version. */

@@ -58,6 +58,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/leaderboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /leaderboard?family=: the caller's app's ratings in one family, best first, in pages. */
+        get: operations["getLeaderboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -119,6 +136,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/players/{player_id}/rating-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /players/{id}/rating-history: a player's rating changes, newest first, in pages. */
+        get: operations["getRatingHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/players/{player_id}/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /players/{id}/ratings: a player's rating in each family (a player of the caller's app). */
+        get: operations["getPlayerRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/players/{player_id}/tokens": {
         parameters: {
             query?: never;
@@ -174,6 +225,23 @@ export interface paths {
          *     not_waiting). DELETE: leave the queue.
          */
         delete: operations["leaveQuickPlay"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /ratings: the model, the families and the bots' published ratings. */
+        get: operations["getRatingSystem"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -862,6 +930,18 @@ export interface components {
          * @enum {string}
          */
         BotLevelEnum: "random" | "basic" | "strong" | "expert";
+        BotRatingOut: {
+            level: string;
+            /** Format: double */
+            mu: number;
+            /** Format: double */
+            sigma: number;
+            /**
+             * Format: double
+             * @description mu - 3 sigma
+             */
+            score: number;
+        };
         CardAt: {
             seat: number;
             card: string;
@@ -928,6 +1008,12 @@ export interface components {
             } | {
                 tricks: number;
             };
+            /** @description Its finished game updates its people's ratings (docs/ratings.md; default false) Default: `false`. */
+            rated?: boolean;
+            /** @description Milliseconds strong and expert bots think per move (null: their fixed budgets, which replay exactly for a seed; docs/bots-and-clocks.md#thinking-time) */
+            bot_think_ms?: number | null;
+            /** @description Milliseconds before each bot card played (null: the server's default at tables with a person, 0 at bot-only tables; docs/bots-and-clocks.md#pace) */
+            bot_pace_ms?: number | null;
         };
         /** @description A new webhook endpoint. */
         CreateWebhookRequest: {
@@ -1298,6 +1384,24 @@ export interface components {
             bot: string | null;
         };
         /**
+         * @description * `classic-3` - classic-3
+         *     * `classic-4` - classic-4
+         *     * `classic-5to7` - classic-5to7
+         *     * `omnibus-3` - omnibus-3
+         *     * `omnibus-4` - omnibus-4
+         *     * `omnibus-5to7` - omnibus-5to7
+         *     * `cancellation-6to10` - cancellation-6to10
+         * @enum {string}
+         */
+        FamilyEnum: "classic-3" | "classic-4" | "classic-5to7" | "omnibus-3" | "omnibus-4" | "omnibus-5to7" | "cancellation-6to10";
+        FamilyOut: {
+            /** @description The family, as `family` parameters take it */
+            name: string;
+            variant: string;
+            /** @description The player counts rated together */
+            players: number[];
+        };
+        /**
          * @description * `hearts-game/1` - hearts-game/1
          * @enum {string}
          */
@@ -1456,6 +1560,14 @@ export interface components {
             /** @description An invite code (a private table needs one unless named) */
             invite?: string;
         };
+        LeaderboardPageOut: {
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            /** @description Best score first */
+            results: components["schemas"]["RatingOut"][];
+        };
         LegalOut: {
             type: components["schemas"]["LegalOutTypeEnum"];
             /** @description pass: how many cards */
@@ -1552,6 +1664,12 @@ export interface components {
             moves: components["schemas"]["MoveOut"][];
             version: number;
         };
+        MuSigmaOut: {
+            /** Format: double */
+            mu: number;
+            /** Format: double */
+            sigma: number;
+        };
         MyTableOut: {
             id: number;
             status: string;
@@ -1636,6 +1754,12 @@ export interface components {
             name: string;
             external_id: string;
         };
+        PlayerRatingsOut: {
+            player: number;
+            name: string;
+            /** @description One per family played rated, by family name */
+            ratings: components["schemas"]["RatingOut"][];
+        };
         PlayerTokenOut: {
             player: components["schemas"]["PlayerOut"];
             /** @description Bearer token: shown once, stored hashed */
@@ -1688,6 +1812,69 @@ export interface components {
          * @enum {string}
          */
         RateLimitedOutCodeEnum: "rate_limited";
+        RatingChangeOut: {
+            id: number;
+            table: number;
+            family: components["schemas"]["FamilyEnum"];
+            seat: number;
+            /** @description 1 is first; ties share a place; a seat away at the end is last */
+            place: number;
+            before: components["schemas"]["MuSigmaOut"];
+            after: components["schemas"]["MuSigmaOut"];
+            /** Format: double */
+            score_before: number;
+            /** Format: double */
+            score_after: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        RatingHistoryPageOut: {
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            /** @description Newest first */
+            results: components["schemas"]["RatingChangeOut"][];
+        };
+        RatingOut: {
+            player: number;
+            name: string;
+            family: components["schemas"]["FamilyEnum"];
+            /** Format: double */
+            mu: number;
+            /** Format: double */
+            sigma: number;
+            /**
+             * Format: double
+             * @description mu - 3 sigma: the conservative rating leaderboards sort by
+             */
+            score: number;
+            /** @description Rated games played in this family */
+            games: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description How ratings work here (docs/ratings.md): the model, a new player's rating, the families and
+         *     the bots' fixed ratings.
+         */
+        RatingSystemOut: {
+            /** @description The openskill Weng-Lin model */
+            model: string;
+            /**
+             * Format: double
+             * @description A new player's mu
+             */
+            mu: number;
+            /**
+             * Format: double
+             * @description A new player's sigma
+             */
+            sigma: number;
+            families: components["schemas"]["FamilyOut"][];
+            /** @description Fixed and published: never updated */
+            bots: components["schemas"]["BotRatingOut"][];
+        };
         ReceivedOut: {
             cards: string[];
             from: number;
@@ -1859,6 +2046,10 @@ export interface components {
             version: number;
             options: components["schemas"]["TableOptions"];
             clocks: components["schemas"]["ClocksOut"];
+            /** @description Milliseconds bots think per move; null: their levels' fixed budgets */
+            bot_think_ms: number | null;
+            /** @description Milliseconds before each bot card played, as of the seats now */
+            bot_pace_ms: number;
             /**
              * Format: date-time
              * @description When the seat(s) to act time out
@@ -1887,6 +2078,8 @@ export interface components {
             delayed: boolean;
             /** @description Spectator streams open on this table now */
             spectators: number;
+            /** @description Its finished game updates its people's ratings (docs/ratings.md) */
+            rated: boolean;
         };
         TablePageOut: {
             /** Format: uri */
@@ -2718,6 +2911,44 @@ export interface components {
             id?: string;
         };
         /**
+         * @description A rated game ended: its people's new ratings, by seat (bots' are fixed; history has the before).
+         * @example {
+         *       "type": "ratings_changed",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "family": "classic-4",
+         *       "changes": [
+         *         {
+         *           "seat": 0,
+         *           "place": 2,
+         *           "mu": 26.2,
+         *           "sigma": 8.17
+         *         }
+         *       ]
+         *     }
+         */
+        Event_ratings_changed: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ratings_changed";
+            seq: number;
+            hand: number;
+            family: string;
+            changes: {
+                /** @description seat position, 0 first */
+                seat: number;
+                place: number;
+                mu: number;
+                sigma: number;
+            }[];
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
          * @description A seat's clock ran out: the server acted for it.
          * @example {
          *       "type": "turn_timed_out",
@@ -3016,6 +3247,8 @@ export interface components {
          *           "moon": 30,
          *           "away_after": 2
          *         },
+         *         "bot_think_ms": null,
+         *         "bot_pace_ms": 700,
          *         "deadline": null,
          *         "seats": [
          *           {
@@ -3059,7 +3292,8 @@ export interface components {
          *         "invited": [],
          *         "spectator_delay": null,
          *         "delayed": false,
-         *         "spectators": 0
+         *         "spectators": 0,
+         *         "rated": false
          *       }
          *     }
          */
@@ -3097,6 +3331,8 @@ export interface components {
          *             "moon": 30,
          *             "away_after": 2
          *           },
+         *           "bot_think_ms": null,
+         *           "bot_pace_ms": 700,
          *           "deadline": null,
          *           "seats": [
          *             {
@@ -3140,7 +3376,8 @@ export interface components {
          *           "invited": [],
          *           "spectator_delay": null,
          *           "delayed": false,
-         *           "spectators": 0
+         *           "spectators": 0,
+         *           "rated": false
          *         }
          *       ]
          *     }
@@ -3196,9 +3433,9 @@ export interface components {
             id?: string;
         };
         /** @description An event of the table's log, as the caller may see it */
-        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
         /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
-        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
+        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
     parameters: never;
@@ -3434,6 +3671,70 @@ export interface operations {
             };
             /** @description Error codes: `table_not_open`, `invite_invalid`, `invite_expired`, `player_token_required` */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getLeaderboard: {
+        parameters: {
+            query?: {
+                /** @description The next or previous link's cursor */
+                cursor?: string;
+                /** @description A family (GET /ratings lists them) */
+                family?: "cancellation-6to10" | "classic-3" | "classic-4" | "classic-5to7" | "omnibus-3" | "omnibus-4" | "omnibus-5to7";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaderboardPageOut"];
+                };
+            };
+            /** @description Error codes: `invalid_filter`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3781,6 +4082,142 @@ export interface operations {
             };
         };
     };
+    getRatingHistory: {
+        parameters: {
+            query?: {
+                /** @description The next or previous link's cursor */
+                cursor?: string;
+                /** @description A family (GET /ratings lists them) */
+                family?: "cancellation-6to10" | "classic-3" | "classic-4" | "classic-5to7" | "omnibus-3" | "omnibus-4" | "omnibus-5to7";
+            };
+            header?: never;
+            path: {
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatingHistoryPageOut"];
+                };
+            };
+            /** @description Error codes: `invalid_filter`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getPlayerRatings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerRatingsOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     createPlayerToken: {
         parameters: {
             query?: never;
@@ -4088,6 +4525,56 @@ export interface operations {
             };
             /** @description Error codes: `player_token_required` */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getRatingSystem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatingSystemOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

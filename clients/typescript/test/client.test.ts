@@ -14,6 +14,9 @@ import {
   StaleVersion,
   type Action,
   type components,
+  type LeaderboardPage,
+  type RatingHistoryPage,
+  type RatingsChanged,
   type StreamEvent,
 } from "../src/index.js";
 
@@ -127,6 +130,44 @@ test("a conditional read answers undefined while the table is unchanged", async 
   assert.equal(await hearts.getTableIfChanged(7, 12), undefined);
   assert.deepEqual(await hearts.getTableIfChanged(7, 12), TABLE);
   assert.deepEqual(sent.map((r) => r.headers.get("If-None-Match")), ['W/"12"', 'W/"12"']);
+});
+
+test("ratings: rated tables, the leaderboard and a player's history in pages, typed by the document", async () => {
+  const page: LeaderboardPage = {
+    next: "http://hearts.test/api/v1/leaderboard?cursor=abc&family=classic-4",
+    previous: null,
+    results: [
+      { player: 3, name: "Ada", family: "classic-4", mu: 27.1, sigma: 7.9, score: 3.4, games: 2, updated_at: "2026-05-01T12:00:00Z" },
+    ],
+  };
+  const history: RatingHistoryPage = { next: null, previous: null, results: [] };
+  const changed: RatingsChanged = {
+    type: "ratings_changed",
+    seq: 400,
+    hand: 6,
+    family: "classic-4",
+    changes: [{ seat: 0, place: 1, mu: 27.1, sigma: 7.9 }],
+  };
+  const { sent, fetch } = scripted(json(201, { ...TABLE, rated: true }), json(200, page), json(200, history));
+  const hearts = client(fetch);
+  assert.equal((await hearts.createTable({ rated: true })).rated, true);
+  assert.deepEqual(await sent[0]?.json(), { options: {}, bots: {}, clocks: {}, rated: true });
+  const board = await hearts.leaderboard("classic-4", "abc");
+  assert.equal(board.results[0]?.score, 3.4);
+  assert.equal(sent[1]?.url, "http://hearts.test/api/v1/leaderboard?family=classic-4&cursor=abc");
+  await hearts.ratingHistory(3, { family: "classic-4" });
+  assert.equal(sent[2]?.url, "http://hearts.test/api/v1/players/3/rating-history?family=classic-4");
+  assert.equal(changed.changes[0]?.place, 1);
+});
+
+test("createTable sends the bots' thinking time and pace only when given", async () => {
+  const { sent, fetch } = scripted(json(201, TABLE), json(201, TABLE));
+  const hearts = client(fetch);
+  await hearts.createTable({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
+  await hearts.createTable({ bots: { "1": "basic" } });
+  const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
+  assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
+  assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
 });
 
 test("a tournament is created with its key kept on a retry, and its standings are typed", async () => {
