@@ -3,7 +3,6 @@ its tables. The tables themselves are ordinary tables: read, stream and export t
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from django.http import HttpResponse
@@ -153,7 +152,7 @@ class TournamentsView(APIView):
             principal = request.user
             assert isinstance(principal, Principal)
             what = services.Idempotency.fingerprint_of(f"POST {request.path}", request.data)
-            idempotency = services.Idempotency(principal.owner, key, what, _created)
+            idempotency = services.Idempotency(principal.owner, key, what, services.created_answer)
         out = services.tournament_create(app=app, idempotency=idempotency, **data)
         if out.response is not None:
             code, body = out.response
@@ -161,11 +160,6 @@ class TournamentsView(APIView):
             response["Idempotent-Replayed"] = "true" if out.replayed else "false"
             return response
         return Response(standings.body(out.made), status=201)
-
-
-def _created(out: services.Outcome) -> tuple[int, str]:
-    """The answer kept for an Idempotency-Key: the new tournament."""
-    return 201, json.dumps(standings.body(out.made), separators=(",", ":"), ensure_ascii=False)
 
 
 class TournamentView(APIView):

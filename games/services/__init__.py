@@ -38,7 +38,7 @@ from games.services.play import (
     table_replay,
     table_seen,
 )
-from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, tournament_create
+from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, created_answer, tournament_create
 
 __all__ = [
     "CLOCK_DEFAULTS",
@@ -57,6 +57,7 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "created_answer",
     "invite_create",
     "invite_revoke",
     "invites_of",

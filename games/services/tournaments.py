@@ -4,6 +4,7 @@ it exactly once)."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -83,6 +84,11 @@ def tournament_create(
         return Outcome(None, made=tournament)
 
     return run(act, idempotency)
+
+
+def created_answer(out: Outcome) -> tuple[int, str]:
+    """The answer kept for a creation's Idempotency-Key (both APIs): the tournament as created."""
+    return 201, json.dumps(standings.body(out.made), separators=(",", ":"), ensure_ascii=False)
 
 
 def _entrants(app: App, raw: Sequence[Mapping[str, Any]], players: int) -> list[dict[str, Any]]:

@@ -286,3 +286,20 @@ def test_an_abandoned_table_still_ends_the_tournament_and_its_deal_set_is_left_o
     assert {row["hands"] for row in done.standings["entrants"]} == {4, 12}
     abandoned = Move.objects.filter(table=tables[0], kind="abandon").get()
     assert [e[0] for e in abandoned.events] == ["table_abandoned", "table_finished", "tournament_progress"]
+
+
+def test_graphql_create_with_an_idempotency_key_acts_once_and_answers_the_first_tournament() -> None:
+    _, key = app_create(name="gql-retry")
+    query = """mutation($key: String) {
+      createTournament(entrants: [{bot: "random"}, {bot: "random"}], dealSets: 1, idempotencyKey: $key) {
+        tournament { id status } replayed errors { code }
+      }
+    }"""
+    first = gql(query, key, key="g-1")["data"]["createTournament"]
+    again = gql(query, key, key="g-1")["data"]["createTournament"]
+    assert first["errors"] == again["errors"] == [] and (first["replayed"], again["replayed"]) == (
+        False,
+        True,
+    )
+    assert again["tournament"] == first["tournament"]  # as first created
+    assert Tournament.objects.count() == 1
