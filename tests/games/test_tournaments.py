@@ -30,21 +30,27 @@ def client(key: str) -> APIClient:
     return c
 
 
-def test_a_bot_only_tournament_gives_exactly_the_gap_and_interval_of_the_command() -> None:
+@pytest.mark.parametrize(
+    ("candidate", "reference", "deal_sets", "seed"),
+    [("basic", "random", 6, 7), ("strong", "basic", 2, 3)],  # strong: sampled worlds, its rng drawn often
+)
+def test_a_bot_only_tournament_gives_exactly_the_gap_and_interval_of_the_command(
+    candidate: str, reference: str, deal_sets: int, seed: int
+) -> None:
     app, _ = app_create(name="measure")
-    made = tournament_create(
-        app=app, entrants=[{"bot": "basic"}, {"bot": "random"}], deal_sets=6, seed=7
-    ).made
+    entrants = [{"bot": candidate}, {"bot": reference}]
+    made = tournament_create(app=app, entrants=entrants, deal_sets=deal_sets, seed=seed).made
     done = Tournament.objects.get(pk=made.pk)  # eager tasks: every table played out on creation
-    assert done.status == "finished" and done.tables_finished == done.tables_total == 24
-    expected = command.run("basic", "random", deal_sets=6, seed=7, progress=False)
+    assert done.status == "finished" and done.tables_finished == done.tables_total == deal_sets * 4
+    expected = command.run(candidate, reference, deal_sets=deal_sets, seed=seed, progress=False)
     table = {row["entrant"]: row for row in standings(done)["entrants"]}
     assert table[0]["relative_points"] == expected.gap
     assert (table[0]["ci95_low"], table[0]["ci95_high"]) == expected.gap_ci95
     assert table[0]["points_per_hand"] == expected.candidate_points_per_hand
     assert table[1]["points_per_hand"] == expected.reference_points_per_hand
     assert table[1]["relative_points"] == pytest.approx(-expected.gap)
-    assert table[0]["rank"] == 1 and table[1]["rank"] == 2
+    ranks = [table[0]["rank"], table[1]["rank"]]
+    assert ranks == ([1, 2] if expected.gap > 0 else [2, 1] if expected.gap < 0 else [1, 1])
 
 
 def test_an_app_runs_a_bot_tournament_over_rest_and_reads_its_standings_and_tables() -> None:
