@@ -87,6 +87,11 @@ def test_an_app_runs_a_bot_tournament_over_rest_and_reads_its_standings_and_tabl
         ({"entrants": [{"bot": "basic"}, {"player": 999_999}], "deal_sets": 2}, "invalid_input", "entrants"),
         ({"entrants": [{"bot": "basic"}], "deal_sets": 2}, "invalid_input", "entrants"),
         (
+            {"entrants": [{"bot": "basic"}, {"bot": "random", "seat": 2}], "deal_sets": 2},
+            "invalid_input",
+            None,
+        ),
+        (
             {"entrants": [{"bot": "basic"}, {"bot": "random"}], "deal_sets": 10_000},
             "invalid_input",
             "deal_sets",
