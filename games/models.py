@@ -442,3 +442,34 @@ class Tournament(models.Model):
 
     def __str__(self) -> str:
         return f"tournament {self.pk} ({self.status})"
+
+
+class BotEndpoint(models.Model):
+    """A bot an app brings (docs/bots-byo.md): a URL the service POSTs a seat's view to when that
+    seat (level `ext:<name>`) must act, signed like webhooks with a secret shown once and derived,
+    like theirs, from `secret_salt` and WEBHOOK_SECRET_KEY. The counters say how it answered: every
+    fallback to the `basic` bot is counted by its reason (games.extbots)."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="bot_endpoints")
+    name = models.CharField(max_length=64, help_text="Seats name it as the level ext:<name>.")
+    url = models.CharField(max_length=2000)
+    timeout_ms = models.PositiveIntegerField(default=1000, help_text="How long one move may take.")
+    secret_salt = models.CharField(max_length=64, help_text="Derives the signing secret (never shown).")
+    enabled = models.BooleanField(default=True, help_text="A disabled bot is not called: basic moves.")
+    calls = models.PositiveIntegerField(default=0, help_text="Moves it was asked for.")
+    answered = models.PositiveIntegerField(default=0, help_text="Moves it answered in time, legally.")
+    fallback_timeout = models.PositiveIntegerField(default=0)
+    fallback_failed = models.PositiveIntegerField(default=0)
+    fallback_bad_answer = models.PositiveIntegerField(default=0)
+    fallback_illegal = models.PositiveIntegerField(default=0)
+    fallback_disabled = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=300, blank=True)
+    last_called_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app", "name"], name="bot_endpoint_name_unique")]
+
+    def __str__(self) -> str:
+        return f"bot {self.name} of app {self.app_id}: {self.url}"

@@ -3,7 +3,18 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games.api import exports, invites, matchmaking, ratings, streams, tickets, tournaments, views, webhooks
+from games.api import (
+    bots,
+    exports,
+    invites,
+    matchmaking,
+    ratings,
+    streams,
+    tickets,
+    tournaments,
+    views,
+    webhooks,
+)
 from hearts_service.views import not_found
 
 
@@ -85,6 +96,9 @@ urlpatterns = [
     path(
         "webhooks/<id:webhook_id>/deliveries/<uuid:delivery_id>/redeliver", webhooks.RedeliverView.as_view()
     ),
+    path("bots", bots.BotsView.as_view()),
+    path("bots/<id:bot_id>", bots.BotView.as_view()),
+    path("bots/<id:bot_id>/secret", bots.BotSecretView.as_view()),
     # Anything else under /api/ is a JSON 404 in the API's error shape, even with DEBUG on.
     re_path(r"^.*$", not_found),
 ]

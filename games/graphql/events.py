@@ -14,7 +14,7 @@ from typing import Any
 
 import graphene
 
-from games.graphql.enums import BotLevel, MoonChoice, PassDirection, TableStatus
+from games.graphql.enums import SEAT_LEVEL, BotFallbackReason, MoonChoice, PassDirection, TableStatus
 
 
 def key(name: str) -> Any:
@@ -102,7 +102,14 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
         "A player gave up their seat before the start.",
         {**_SEAT, "player": lambda: graphene.Int(required=True)},
     ),
-    "bot_added": ("A bot took a seat.", {**_SEAT, "level": lambda: graphene.Field(BotLevel, required=True)}),
+    "bot_added": (
+        "A bot took a seat.",
+        {**_SEAT, "level": lambda: graphene.String(required=True, description=SEAT_LEVEL)},
+    ),
+    "bot_fallback": (
+        "A bot the app brought was late, failed or answered an illegal move: the basic bot moved for it.",
+        {**_SEAT, "reason": lambda: graphene.Field(BotFallbackReason, required=True)},
+    ),
     "hand_started": (
         "A hand was dealt; the commitment is SHA-256 of the table id and the hand's seed.",
         {

@@ -13,6 +13,7 @@ from bots import LEVELS
 from games import accounts, messages, reads, services
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql.bots import BotMutations, BotQueries
 from games.graphql.enums import ViewerKind, Visibility
 from games.graphql.events import EVENT_TYPES
 from games.graphql.exports import GameExport
@@ -97,7 +98,7 @@ def _uncursor(cursor: str) -> int:
     raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
 
 
-class Query(RatingsQuery, TournamentQuery, graphene.ObjectType):
+class Query(RatingsQuery, TournamentQuery, BotQueries, graphene.ObjectType):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
         TableConnection,
@@ -266,7 +267,11 @@ def _level(level: str) -> str:
 
 class BotSeat(graphene.InputObjectType):
     position = graphene.Int(required=True, description="The seat, 0 first")
-    level = graphene.String(required=True, description=f"One of {', '.join(LEVELS)} (else invalid_bot_level)")
+    level = graphene.String(
+        required=True,
+        description=f"One of {', '.join(LEVELS)}, or ext:<name> for a bot the app brought "
+        "(else invalid_bot_level)",
+    )
 
 
 def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
@@ -379,7 +384,7 @@ LeaveTable = _mutation(
 )
 AddBot = _mutation(
     "AddBot",
-    "Seat a bot of a level (random, basic, strong, expert).",
+    "Seat a bot of a level (random, basic, strong, expert, or ext:<name> for a bot the app brought).",
     {**_TABLE, "level": graphene.String(default_value="basic"), "position": graphene.Int()},
     lambda p, idem, **kw: services.bot_add(
         table_id=kw["table_id"],
@@ -709,7 +714,7 @@ class SetLanguage(graphene.Mutation):
             return LanguagePayload(errors=[error_of(exc)])
 
 
-class Mutation(TournamentMutation, graphene.ObjectType):
+class Mutation(TournamentMutation, BotMutations, graphene.ObjectType):
     create_guest = CreateGuest.Field()
     create_player = CreatePlayer.Field()
     issue_token = IssueToken.Field()

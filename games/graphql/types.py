@@ -13,8 +13,8 @@ from games.accounts import Principal
 from games.engine import OPTION_SPECS
 from games.errors import ServiceError
 from games.graphql.enums import (
+    SEAT_LEVEL,
     ActionType,
-    BotLevel,
     ErrorCode,
     MoonChoice,
     MoveKind,
@@ -53,7 +53,7 @@ class Seat(graphene.ObjectType):
     position = graphene.Int(required=True)
     player = graphene.Int()
     name = graphene.String()
-    bot = graphene.Field(BotLevel, description="Bot level, or null for a person or an open seat")
+    bot = graphene.String(description=f"{SEAT_LEVEL}; null for a person or an open seat")
     away = graphene.Boolean(description="Timed out too often: a bot plays it until the player acts again")
     timeouts = graphene.Int(description="Clocks run out in a row (reset when the player acts)")
 
@@ -175,7 +175,7 @@ class MovePayload(graphene.ObjectType):
     card = graphene.String(description="A play")
     choice = graphene.Field(MoonChoice, description="A moon choice")
     player = graphene.Int(description="join and leave")
-    level = graphene.Field(BotLevel, description="add_bot")
+    level = graphene.String(description=f"add_bot. {SEAT_LEVEL}")
 
 
 class Move(graphene.ObjectType):

@@ -7,6 +7,7 @@ the scoresheet, and after the commit the wake-ups and tasks), and `common` holds
 what is re-exported here.
 """
 
+from games.services.botturns import bots_play
 from games.services.common import (
     CLOCK_DEFAULTS,
     SPECTATOR_DELAY_LIMITS,
@@ -32,7 +33,6 @@ from games.services.matchmaking import WAIT_DEFAULT, WAIT_LIMITS, not_waiting, q
 from games.services.matchmaking import leave as quick_play_leave
 from games.services.play import (
     action_submit,
-    bots_play,
     clock_expired,
     seat_back,
     table_replay,

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from bots import LEVELS
-from games import reads
+from games import extbots, reads
 from games.accounts import Principal
 from games.engine import Event, State
 from games.errors import ServiceError
@@ -153,14 +153,25 @@ def spectator_delay_from(raw: object) -> dict[str, int] | None:
 
 
 def check_level(level: object) -> None:
-    """Refuse an unknown bot level with `invalid_bot_level` (the levels are in `bots.LEVELS`)."""
-    if level not in LEVELS:
+    """Refuse an unknown bot level with `invalid_bot_level`: the levels are in `bots.LEVELS`, and
+    `ext:<name>` names a bot an app brought (`check_seat_level` checks that it exists)."""
+    if level not in LEVELS and not (
+        isinstance(level, str) and extbots.is_external(level) and extbots.NAME.fullmatch(level[4:])
+    ):
         raise ServiceError(
             "invalid_bot_level",
-            f"bot level must be one of {', '.join(LEVELS)}",
+            f"bot level must be one of {', '.join(LEVELS)}, or ext:<name> for a bot the app brought",
             kind="malformed",
             levels=list(LEVELS),
         )
+
+
+def check_seat_level(level: object, app_id: int | None) -> None:
+    """`check_level`, and an `ext:<name>` level must name an enabled bot endpoint of the table's
+    app (a guest's table has none): else `invalid_bot_level`."""
+    check_level(level)
+    if isinstance(level, str) and extbots.is_external(level):
+        extbots.check_level(app_id, level)
 
 
 def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:

@@ -212,10 +212,11 @@ def has_people(seating: Iterable[SeatRow]) -> bool:
     return any(s["player"] is not None for s in seating)
 
 
-def schedule(table: Table | None) -> None:
+def schedule(table: Table | None, *, bots: bool = True) -> None:
     """After the commit: wake the table's streams, set its turn clock (games.infra.clocks), and
-    queue a worker task for the moves bots owe: at a paced table, a bot's card is queued to run
-    after the pace (a countdown: no worker waits for it, docs/bots-and-clocks.md#pace)."""
+    (unless `bots` is False: the caller goes on itself) queue a worker task for the moves bots owe:
+    at a paced table, a bot's card is queued to run after the pace (a countdown: no worker waits
+    for it, docs/bots-and-clocks.md#pace)."""
     if table is None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
@@ -226,7 +227,7 @@ def schedule(table: Table | None) -> None:
         return
     table_id, version, bot_turn = table.pk, table.version, table.bot_turn
     lane = jobs.lane_of(people=has_people(table.seating), app_id=table.app_id or 0)
-    if bot_turn:
+    if bot_turn and bots:
         pace = bot_timing.pace_ms(table) if table.status == Table.Status.PLAYING else 0
         transaction.on_commit(lambda: queue_tasks(table_id, version, lane, pace / 1000))
 

@@ -16,6 +16,7 @@ PUBLIC_EVENT_TYPES = (
     "seat_taken",
     "seat_left",
     "bot_added",
+    "bot_fallback",
     "game_started",
     "hand_started",
     "pass_submitted",

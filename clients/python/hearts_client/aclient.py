@@ -15,7 +15,8 @@ from hearts_client.client import api_base
 from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
-    BotLevel,
+    BotEndpoint,
+    BotEndpointWithSecret,
     Event,
     GameExport,
     LeaderboardPage,
@@ -26,6 +27,7 @@ from hearts_client.models import (
     RatingHistoryPage,
     RatingSystem,
     Scoresheet,
+    SeatLevel,
     SpectatorDelay,
     Standings,
     StreamTicket,
@@ -104,7 +106,7 @@ class AsyncHeartsClient:
         self,
         *,
         options: dict[str, Any] | None = None,
-        bots: dict[int, BotLevel] | None = None,
+        bots: dict[int, SeatLevel] | None = None,
         clocks: dict[str, int | None] | None = None,
         visibility: str | None = None,
         invited: list[int] | None = None,
@@ -282,7 +284,7 @@ class AsyncHeartsClient:
     async def add_bot(
         self,
         table_id: int,
-        level: BotLevel = "basic",
+        level: SeatLevel = "basic",
         position: int | None = None,
         *,
         version: int | None = None,
@@ -295,7 +297,7 @@ class AsyncHeartsClient:
     async def start(
         self,
         table_id: int,
-        fill_with: BotLevel = "basic",
+        fill_with: SeatLevel = "basic",
         *,
         version: int | None = None,
         idempotency_key: str | None = None,
@@ -321,7 +323,7 @@ class AsyncHeartsClient:
         *,
         options: dict[str, Any] | None = None,
         clocks: dict[str, int | None] | None = None,
-        bot_level: BotLevel | None = "basic",
+        bot_level: SeatLevel | None = "basic",
         wait_seconds: int = 20,
         idempotency_key: str | None = None,
     ) -> Table:
@@ -332,6 +334,48 @@ class AsyncHeartsClient:
             "wait_seconds": wait_seconds,
         }
         return cast(Table, await self._write("quick-play", body, key=idempotency_key))
+
+    # -- bots the app brings (docs/bots-byo.md) ------------------------------------------------
+
+    async def register_bot(
+        self, name: str, url: str, *, timeout_ms: int | None = None
+    ) -> BotEndpointWithSecret:
+        """App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds
+        its signing secret (`whsec_...`), shown this once."""
+        body: dict[str, Any] = {"name": name, "url": url}
+        if timeout_ms is not None:
+            body["timeout_ms"] = timeout_ms
+        return cast(BotEndpointWithSecret, await self._write("bots", body))
+
+    async def bots(self) -> list[BotEndpoint]:
+        """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
+        return cast(list[BotEndpoint], (await self._run(Call("GET", "bots", self.retry)))["results"])
+
+    async def get_bot(self, bot_id: int) -> BotEndpoint:
+        return cast(BotEndpoint, await self._run(Call("GET", f"bots/{bot_id}", self.retry)))
+
+    async def update_bot(
+        self,
+        bot_id: int,
+        *,
+        name: str | None = None,
+        url: str | None = None,
+        timeout_ms: int | None = None,
+        enabled: bool | None = None,
+    ) -> BotEndpoint:
+        """Change what is given; `enabled=False` stops calling it (its seats' moves fall back)."""
+        changes = {"name": name, "url": url, "timeout_ms": timeout_ms, "enabled": enabled}
+        body = {k: v for k, v in changes.items() if v is not None}
+        return cast(
+            BotEndpoint, await self._run(Call("PATCH", f"bots/{bot_id}", self.retry, body=body, write=True))
+        )
+
+    async def delete_bot(self, bot_id: int) -> None:
+        await self._run(Call("DELETE", f"bots/{bot_id}", self.retry, write=True))
+
+    async def rotate_bot_secret(self, bot_id: int) -> BotEndpointWithSecret:
+        """A new signing secret, shown this once; the old one stops at once."""
+        return cast(BotEndpointWithSecret, await self._write(f"bots/{bot_id}/secret", {}))
 
     async def waiting(self) -> Table | None:
         try:

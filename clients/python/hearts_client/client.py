@@ -14,7 +14,8 @@ from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, 
 from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
-    BotLevel,
+    BotEndpoint,
+    BotEndpointWithSecret,
     Event,
     GameExport,
     LeaderboardPage,
@@ -25,6 +26,7 @@ from hearts_client.models import (
     RatingHistoryPage,
     RatingSystem,
     Scoresheet,
+    SeatLevel,
     SpectatorDelay,
     Standings,
     StreamTicket,
@@ -118,7 +120,7 @@ class HeartsClient:
         self,
         *,
         options: dict[str, Any] | None = None,
-        bots: dict[int, BotLevel] | None = None,
+        bots: dict[int, SeatLevel] | None = None,
         clocks: dict[str, int | None] | None = None,
         visibility: str | None = None,
         invited: list[int] | None = None,
@@ -220,6 +222,46 @@ class HeartsClient:
         body = {"language": language or ""}
         return cast(Me, self._run(Call("PATCH", "me", self.retry, body=body, write=True)))
 
+    # -- bots the app brings (docs/bots-byo.md) ------------------------------------------------
+
+    def register_bot(self, name: str, url: str, *, timeout_ms: int | None = None) -> BotEndpointWithSecret:
+        """App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds
+        its signing secret (`whsec_...`), shown this once."""
+        body: dict[str, Any] = {"name": name, "url": url}
+        if timeout_ms is not None:
+            body["timeout_ms"] = timeout_ms
+        return cast(BotEndpointWithSecret, self._write("bots", body))
+
+    def bots(self) -> list[BotEndpoint]:
+        """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
+        return cast(list[BotEndpoint], (self._run(Call("GET", "bots", self.retry)))["results"])
+
+    def get_bot(self, bot_id: int) -> BotEndpoint:
+        return cast(BotEndpoint, self._run(Call("GET", f"bots/{bot_id}", self.retry)))
+
+    def update_bot(
+        self,
+        bot_id: int,
+        *,
+        name: str | None = None,
+        url: str | None = None,
+        timeout_ms: int | None = None,
+        enabled: bool | None = None,
+    ) -> BotEndpoint:
+        """Change what is given; `enabled=False` stops calling it (its seats' moves fall back)."""
+        changes = {"name": name, "url": url, "timeout_ms": timeout_ms, "enabled": enabled}
+        body = {k: v for k, v in changes.items() if v is not None}
+        return cast(
+            BotEndpoint, self._run(Call("PATCH", f"bots/{bot_id}", self.retry, body=body, write=True))
+        )
+
+    def delete_bot(self, bot_id: int) -> None:
+        self._run(Call("DELETE", f"bots/{bot_id}", self.retry, write=True))
+
+    def rotate_bot_secret(self, bot_id: int) -> BotEndpointWithSecret:
+        """A new signing secret, shown this once; the old one stops at once."""
+        return cast(BotEndpointWithSecret, self._write(f"bots/{bot_id}/secret", {}))
+
     def list_tables(
         self,
         *,
@@ -316,7 +358,7 @@ class HeartsClient:
     def add_bot(
         self,
         table_id: int,
-        level: BotLevel = "basic",
+        level: SeatLevel = "basic",
         position: int | None = None,
         *,
         version: int | None = None,
@@ -331,7 +373,7 @@ class HeartsClient:
     def start(
         self,
         table_id: int,
-        fill_with: BotLevel = "basic",
+        fill_with: SeatLevel = "basic",
         *,
         version: int | None = None,
         idempotency_key: str | None = None,
@@ -371,7 +413,7 @@ class HeartsClient:
         *,
         options: dict[str, Any] | None = None,
         clocks: dict[str, int | None] | None = None,
-        bot_level: BotLevel | None = "basic",
+        bot_level: SeatLevel | None = "basic",
         wait_seconds: int = 20,
         idempotency_key: str | None = None,
     ) -> Table:

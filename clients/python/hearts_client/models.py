@@ -8,6 +8,9 @@ TableStatus = Literal["open", "passing", "playing", "moon_choice", "finished", "
 Visibility = Literal["public", "unlisted", "private"]
 Phase = Literal["passing", "playing", "moon_choice", "game_over"]
 BotLevel = Literal["random", "basic", "strong", "expert"]
+# A seat's bot: a built-in BotLevel, or "ext:<name>" for a bot the app brought (docs/bots-byo.md).
+SeatLevel = BotLevel | str
+BotFallbackReason = Literal["timeout", "failed", "bad_answer", "illegal", "disabled"]
 MoonChoice = Literal["subtract", "add"]
 PassDirection = Literal["left", "right", "across", "hold"]
 
@@ -265,6 +268,59 @@ class TournamentTableRow(TypedDict):
     status: str
 
 
+# -- bots an app brings (docs/bots-byo.md) ------------------------------------------------------
+
+
+class BotFallbacks(TypedDict):
+    """Moves the basic bot made instead of the brought bot, by reason."""
+
+    timeout: int
+    failed: int
+    bad_answer: int
+    illegal: int
+    disabled: int
+
+
+class BotEndpoint(TypedDict):
+    """A bot the app brought: where its seats' turns are POSTed, and how it answered."""
+
+    id: int
+    name: str
+    level: str  # ext:<name>, the seat level naming it
+    url: str
+    timeout_ms: int
+    enabled: bool
+    calls: int
+    answered: int
+    fallbacks: BotFallbacks
+    last_error: str
+    last_called_at: str | None
+    created_at: str
+    updated_at: str
+
+
+class BotEndpointWithSecret(BotEndpoint):
+    """A registration's (or a rotation's) answer: the signing secret, shown this once."""
+
+    secret: str
+
+
+class BotTurn(TypedDict):
+    """The body the service POSTs to a brought bot when its seat must act."""
+
+    id: str
+    type: Literal["bot.turn"]
+    bot: int
+    name: str
+    table: int
+    version: int
+    seat: int
+    hand: int
+    timeout_ms: int
+    view: Game
+    legal_actions: LegalActions
+
+
 class StreamTicket(TypedDict):
     """Opens one stream without an Authorization header (`url` is that stream's, with the ticket)."""
 
@@ -322,6 +378,7 @@ ErrorCode = Literal[
     "invalid_event_type",
     "too_many_webhooks",
     "webhook_disabled",
+    "bot_name_taken",
     "invalid_format",
     "invalid_last_event_id",
     "ticket_invalid",
@@ -414,7 +471,13 @@ class SeatLeft(_Logged):
 class BotAdded(_Logged):
     type: Literal["bot_added"]
     seat: int
-    level: BotLevel
+    level: SeatLevel
+
+
+class BotFallback(_Logged):
+    type: Literal["bot_fallback"]
+    seat: int
+    reason: BotFallbackReason
 
 
 class HandStarted(_Logged):
@@ -648,6 +711,7 @@ Event = Union[  # noqa: UP007 (a runtime alias)
     SeatTaken,
     SeatLeft,
     BotAdded,
+    BotFallback,
     HandStarted,
     CardsDealt,
     PassSubmitted,

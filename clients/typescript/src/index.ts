@@ -43,6 +43,26 @@ export type ErrorBody = Omit<Schemas["ErrorOut"], "code"> & {
 export type StreamEvent = Schemas["StreamEvent"];
 export type YourTurn = Schemas["Event_your_turn"];
 export type BotLevel = "random" | "basic" | "strong" | "expert";
+/** A seat's bot: a built-in level, or `ext:<name>` for a bot the app brought (docs/bots-byo.md). */
+export type SeatLevel = BotLevel | `ext:${string}`;
+/** A bot the app brought, with its counters (calls, answered, fallbacks by reason). */
+export type BotEndpoint = Schemas["BotOut"];
+/** A registration's (or rotation's) answer: the signing secret, shown this once. */
+export type BotEndpointWithSecret = Schemas["BotSecretOut"];
+/** The body the service POSTs to a brought bot when its seat must act (docs/bots-byo.md). */
+export interface BotTurn {
+  id: string;
+  type: "bot.turn";
+  bot: number;
+  name: string;
+  table: number;
+  version: number;
+  seat: number;
+  hand: number;
+  timeout_ms: number;
+  view: Game;
+  legal_actions: LegalActions;
+}
 export type Action =
   | { type: "pass"; cards: string[] }
   | { type: "play"; card: string }
@@ -252,7 +272,7 @@ export class HeartsClient {
   createTable(
     spec: {
       options?: Record<string, unknown>;
-      bots?: Record<string, BotLevel>;
+      bots?: Record<string, SeatLevel>;
       clocks?: Record<string, number | null>;
       visibility?: "public" | "unlisted" | "private";
       invited?: number[];
@@ -340,6 +360,34 @@ export class HeartsClient {
     return answer.results;
   }
 
+  /** App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds its secret, shown once. */
+  registerBot(spec: Schemas["RegisterBotRequest"]): Promise<BotEndpointWithSecret> {
+    return this.call("POST", "bots", { body: spec, write: true });
+  }
+
+  /** App key: your bots with their counters. */
+  async bots(): Promise<BotEndpoint[]> {
+    return (await this.call<Schemas["BotListOut"]>("GET", "bots")).results;
+  }
+
+  getBot(botId: number): Promise<BotEndpoint> {
+    return this.call("GET", `bots/${botId}`);
+  }
+
+  /** Change a bot's name, url, timeout_ms or enabled (false: not called, its seats' moves fall back). */
+  updateBot(botId: number, changes: Schemas["PatchedUpdateBotRequest"]): Promise<BotEndpoint> {
+    return this.call("PATCH", `bots/${botId}`, { body: changes, write: true });
+  }
+
+  async deleteBot(botId: number): Promise<void> {
+    await this.call("DELETE", `bots/${botId}`, { write: true });
+  }
+
+  /** A new signing secret, shown this once; the old one stops at once. */
+  rotateBotSecret(botId: number): Promise<BotEndpointWithSecret> {
+    return this.call("POST", `bots/${botId}/secret`, { body: {}, write: true });
+  }
+
   /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
   setLanguage(language: string | null): Promise<Me> {
     return this.call("PATCH", "me", { body: { language: language ?? "" }, write: true });
@@ -384,12 +432,12 @@ export class HeartsClient {
     return this.call("POST", `tables/${tableId}/join`, { body, write: true, version: version ?? null, restale: true });
   }
 
-  addBot(tableId: number, level: BotLevel = "basic", position?: number, version?: number): Promise<Table> {
+  addBot(tableId: number, level: SeatLevel = "basic", position?: number, version?: number): Promise<Table> {
     const body = position === undefined ? { level } : { level, position };
     return this.call("POST", `tables/${tableId}/bots`, { body, write: true, version: version ?? null, restale: true });
   }
 
-  start(tableId: number, fillWith: BotLevel = "basic", version?: number): Promise<Table> {
+  start(tableId: number, fillWith: SeatLevel = "basic", version?: number): Promise<Table> {
     const body = { fill_with: fillWith };
     return this.call("POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
   }

@@ -4,6 +4,66 @@
  */
 
 export interface paths {
+    "/api/v1/bots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /bots: the app's bot endpoints with their counters. POST /bots {name, url, timeout_ms}:
+         *     a new one, answered with its signing secret (shown this once).
+         */
+        get: operations["listBots"];
+        put?: never;
+        /**
+         * @description GET /bots: the app's bot endpoints with their counters. POST /bots {name, url, timeout_ms}:
+         *     a new one, answered with its signing secret (shown this once).
+         */
+        post: operations["registerBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{bot_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        get: operations["getBot"];
+        put?: never;
+        post?: never;
+        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        delete: operations["deleteBot"];
+        options?: never;
+        head?: never;
+        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        patch: operations["updateBot"];
+        trace?: never;
+    };
+    "/api/v1/bots/{bot_id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description POST /bots/{id}/secret: a new signing secret, shown this once; the old one stops at once. */
+        post: operations["rotateBotSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/guests": {
         parameters: {
             query?: never;
@@ -899,7 +959,7 @@ export interface components {
             /** @description The version you saw */
             expected_version?: number;
             /** @description Default: `"basic"`. */
-            level?: components["schemas"]["BotLevelEnum"];
+            level?: components["schemas"]["SeatLevel"];
             position?: number;
         };
         AppOut: {
@@ -922,14 +982,32 @@ export interface components {
              */
             retry_in?: number;
         };
-        /**
-         * @description * `random` - random
-         *     * `basic` - basic
-         *     * `strong` - strong
-         *     * `expert` - expert
-         * @enum {string}
-         */
-        BotLevelEnum: "random" | "basic" | "strong" | "expert";
+        BotListOut: {
+            results: components["schemas"]["BotOut"][];
+        };
+        BotOut: {
+            id: number;
+            /** @description Seats name it as the level ext:<name> */
+            name: string;
+            /** @description The seat level naming this bot: ext:<name> */
+            level: string;
+            url: string;
+            timeout_ms: number;
+            enabled: boolean;
+            /** @description Moves it was asked for */
+            calls: number;
+            /** @description Moves it answered in time with a legal action */
+            answered: number;
+            fallbacks: components["schemas"]["FallbacksOut"];
+            /** @description Why the last fallback happened (empty when none) */
+            last_error: string;
+            /** Format: date-time */
+            last_called_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         BotRatingOut: {
             level: string;
             /** Format: double */
@@ -941,6 +1019,31 @@ export interface components {
              * @description mu - 3 sigma
              */
             score: number;
+        };
+        BotSecretOut: {
+            id: number;
+            /** @description Seats name it as the level ext:<name> */
+            name: string;
+            /** @description The seat level naming this bot: ext:<name> */
+            level: string;
+            url: string;
+            timeout_ms: number;
+            enabled: boolean;
+            /** @description Moves it was asked for */
+            calls: number;
+            /** @description Moves it answered in time with a legal action */
+            answered: number;
+            fallbacks: components["schemas"]["FallbacksOut"];
+            /** @description Why the last fallback happened (empty when none) */
+            last_error: string;
+            /** Format: date-time */
+            last_called_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The signing secret: shown only in this answer (and when rotated), never again */
+            secret: string;
         };
         CardAt: {
             seat: number;
@@ -988,7 +1091,7 @@ export interface components {
              *     }
              */
             bots?: {
-                [key: string]: components["schemas"]["BotLevelEnum"];
+                [key: string]: components["schemas"]["SeatLevel"];
             };
             /** @description Seconds for a pass, a play and a moon choice (null: no clock), and away_after */
             clocks?: components["schemas"]["ClocksRequest"];
@@ -1165,6 +1268,7 @@ export interface components {
          *     * `invalid_event_type` - invalid_event_type
          *     * `too_many_webhooks` - too_many_webhooks
          *     * `webhook_disabled` - webhook_disabled
+         *     * `bot_name_taken` - bot_name_taken
          *     * `invalid_format` - invalid_format
          *     * `invalid_last_event_id` - invalid_last_event_id
          *     * `ticket_invalid` - ticket_invalid
@@ -1192,7 +1296,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1247,6 +1351,7 @@ export interface components {
              *     * `invalid_event_type` - invalid_event_type
              *     * `too_many_webhooks` - too_many_webhooks
              *     * `webhook_disabled` - webhook_disabled
+             *     * `bot_name_taken` - bot_name_taken
              *     * `invalid_format` - invalid_format
              *     * `invalid_last_event_id` - invalid_last_event_id
              *     * `ticket_invalid` - ticket_invalid
@@ -1284,7 +1389,7 @@ export interface components {
             clock?: string;
             /** @description invalid_bot_level: the levels */
             levels?: string[];
-            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length or malformed; invite_invalid: unknown, revoked or used_up */
+            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length, malformed or private; invite_invalid: unknown, revoked or used_up */
             reason?: string;
             /** @description invalid_input: the field at fault */
             field?: string;
@@ -1382,6 +1487,19 @@ export interface components {
             player: number | null;
             /** @description Bot level, or null for a person */
             bot: string | null;
+        };
+        /** @description Moves the basic bot made instead, by reason. */
+        FallbacksOut: {
+            /** @description no answer within timeout_ms */
+            timeout: number;
+            /** @description no connection, a refused address, or a status that is not 2xx */
+            failed: number;
+            /** @description the answer is not JSON, or not an action */
+            bad_answer: number;
+            /** @description an action the rules refuse here */
+            illegal: number;
+            /** @description the bot was disabled (or renamed): not called */
+            disabled: number;
         };
         /**
          * @description * `classic-3` - classic-3
@@ -1676,8 +1794,6 @@ export interface components {
             version: number;
             seat: number | null;
         };
-        /** @enum {unknown} */
-        NullEnum: null;
         /**
          * @description * `JD` - JD
          *     * `TD` - TD
@@ -1716,6 +1832,14 @@ export interface components {
         PatchedMeInRequest: {
             /** @description en, mi, eu, ms or ky: error details in that language, whatever Accept-Language says; empty: follow Accept-Language again. Another value: 400 invalid_language */
             language?: string;
+        };
+        /** @description The fields of a bot endpoint to change; the others stay. */
+        PatchedUpdateBotRequest: {
+            name?: string;
+            url?: string;
+            timeout_ms?: number;
+            /** @description false: not called, its seats' moves fall back */
+            enabled?: boolean;
         };
         /** @description The fields of an endpoint to change; the others stay. */
         PatchedUpdateWebhookRequest: {
@@ -1771,15 +1895,8 @@ export interface components {
             options?: components["schemas"]["TableOptionsRequest"];
             /** @description Seconds for a pass, a play and a moon choice (null: none) */
             clocks?: components["schemas"]["ClocksRequest"];
-            /**
-             * @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires
-             *
-             *     * `random` - random
-             *     * `basic` - basic
-             *     * `strong` - strong
-             *     * `expert` - expert
-             */
-            bot_level?: (components["schemas"]["BotLevelEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires */
+            bot_level?: components["schemas"]["SeatLevel"] | null;
             /** @description How long to wait for people (default 20) */
             wait_seconds?: number;
         };
@@ -1886,6 +2003,15 @@ export interface components {
             /** @description null: a carried trick (Cancellation) */
             winner: number | null;
         };
+        /** @description A new bot endpoint. */
+        RegisterBotRequest: {
+            /** @description Seats name the bot as the level ext:<name>: 1 to 40 letters, digits, _ or -, unique in the app */
+            name: string;
+            /** @description Where the seat's turns are POSTed: an absolute http(s) URL */
+            url: string;
+            /** @description How long one move may take, 100 to 3000 ms (default 1000); later, the basic bot moves instead Default: `1000`. */
+            timeout_ms?: number;
+        };
         /** @description After a game: who asked for a rematch, and the rematch table once every person has. */
         RematchOut: {
             /** @description Seats whose players asked */
@@ -1901,7 +2027,7 @@ export interface components {
             position: number;
             player: number | null;
             name: string | null;
-            /** @description Bot level, or null for a person or an open seat */
+            /** @description Bot level (a built-in one, or ext:<name> for a bot the app brought), or null for a person or an open seat */
             bot: string | null;
             /** @description Timed out too often: a bot plays it until the player acts again */
             away: boolean;
@@ -1957,7 +2083,7 @@ export interface components {
             /** @description The version you saw */
             expected_version?: number;
             /** @description Default: `"basic"`. */
-            fill_with?: components["schemas"]["BotLevelEnum"];
+            fill_with?: components["schemas"]["SeatLevel"];
         };
         StreamTicketOut: {
             /** @description Opens this one stream as you, until expires_at; not a bearer token */
@@ -2326,7 +2452,7 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             seat: number;
-            level: components["schemas"]["BotLevelEnum"];
+            level: components["schemas"]["SeatLevel"];
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
@@ -2947,6 +3073,33 @@ export interface components {
             id?: string;
         };
         /**
+         * @description A bot the app brought was late, failed or answered an illegal move: the basic bot moved for it (the move follows). reason: timeout, failed, bad_answer, illegal or disabled.
+         * @example {
+         *       "type": "bot_fallback",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 1,
+         *       "reason": "timeout"
+         *     }
+         */
+        Event_bot_fallback: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bot_fallback";
+            seq: number;
+            hand: number;
+            /** @description seat position, 0 first */
+            seat: number;
+            /** @enum {string} */
+            reason: "timeout" | "failed" | "bad_answer" | "illegal" | "disabled";
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
          * @description A seat's clock ran out: the server acted for it.
          * @example {
          *       "type": "turn_timed_out",
@@ -3431,9 +3584,16 @@ export interface components {
             id?: string;
         };
         /** @description An event of the table's log, as the caller may see it */
-        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
+        /**
+         * @description A built-in bot level
+         * @enum {string}
+         */
+        BotLevelEnum: "random" | "basic" | "strong" | "expert";
+        /** @description A seat's bot: a built-in level, or ext:<name> for a bot the app brought (docs/bots-byo.md) */
+        SeatLevel: components["schemas"]["BotLevelEnum"] | string;
         /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
-        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
+        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
     parameters: never;
@@ -3443,6 +3603,510 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listBots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    registerBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterBotRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotSecretOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_url` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `bot_name_taken` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    deleteBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    updateBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUpdateBotRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_url` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `bot_name_taken` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    rotateBotSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotSecretOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     createGuest: {
         parameters: {
             query?: never;
@@ -4414,7 +5078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `already_waiting` */
+            /** @description Error codes: `already_waiting`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5203,7 +5867,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat`, `invalid_bot_level` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6299,7 +6963,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_bot_level` */
             400: {
                 headers: {
                     [name: string]: unknown;
