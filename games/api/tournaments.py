@@ -3,8 +3,7 @@ its tables. The tables themselves are ordinary tables: read, stream and export t
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
@@ -18,7 +17,7 @@ from games import services, standings
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
 from games.api.parsing import StrictCharField, StrictIntegerField, StrictSerializer, validated
-from games.api.schemas import ClocksField, ClocksOut, OptionsField
+from games.api.schemas import ClocksField, ClocksOut, OptionsField, TableOptionsOut
 from games.api.views import _IDEMPOTENCY, _IDEMPOTENT, documented
 from games.errors import Code
 from games.services import MAX_DEAL_SETS, MAX_SEED
@@ -34,6 +33,13 @@ class EntrantIn(F.Serializer):
 
     player = StrictIntegerField(required=False, help_text="A player of the app")
     bot = StrictCharField(required=False, help_text=f"A bot level: {_LEVELS}")
+
+    def to_internal_value(self, data: Any) -> Any:
+        """Closed, as every request body: another key is refused, not dropped."""
+        if isinstance(data, dict) and set(data) - set(self.fields):
+            unknown = ", ".join(sorted(map(str, set(data) - set(self.fields))))
+            raise F.ValidationError(f"an entrant has player or bot, not {unknown}")
+        return super().to_internal_value(data)
 
 
 class TournamentIn(StrictSerializer):
@@ -68,7 +74,7 @@ class TournamentOut(F.Serializer):
     name = F.CharField()
     status = F.ChoiceField(choices=["running", "finished"])
     entrants = EntrantOut(many=True)
-    options = F.DictField(help_text="The tables' options")
+    options = TableOptionsOut(help_text="The tables' options (each table adds first_hand and hands)")
     clocks = ClocksOut()
     deal_sets = F.IntegerField()
     seed = F.CharField(allow_null=True, help_text="null while running unless the app chose it")
@@ -153,7 +159,7 @@ class TournamentsView(APIView):
             principal = request.user
             assert isinstance(principal, Principal)
             what = services.Idempotency.fingerprint_of(f"POST {request.path}", request.data)
-            idempotency = services.Idempotency(principal.owner, key, what, _created)
+            idempotency = services.Idempotency(principal.owner, key, what, services.created_answer)
         out = services.tournament_create(app=app, idempotency=idempotency, **data)
         if out.response is not None:
             code, body = out.response
@@ -161,11 +167,6 @@ class TournamentsView(APIView):
             response["Idempotent-Replayed"] = "true" if out.replayed else "false"
             return response
         return Response(standings.body(out.made), status=201)
-
-
-def _created(out: services.Outcome) -> tuple[int, str]:
-    """The answer kept for an Idempotency-Key: the new tournament."""
-    return 201, json.dumps(standings.body(out.made), separators=(",", ":"), ensure_ascii=False)
 
 
 class TournamentView(APIView):

@@ -4,6 +4,7 @@ as REST."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import graphene
@@ -12,6 +13,7 @@ from games import services, standings
 from games.errors import ServiceError
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
 from games.graphql.types import Clocks, Error, Table, TableOptions, TableRef, error_of
+from games.services import Idempotency
 
 if TYPE_CHECKING:  # types only: the queries are in games.standings
     from games.accounts import Principal
@@ -144,6 +146,9 @@ class EntrantInput(graphene.InputObjectType):
 class TournamentPayload(graphene.ObjectType):
     tournament = graphene.Field(Tournament, description="The new tournament (null on error)")
     errors = graphene.List(graphene.NonNull(Error), required=True)
+    replayed = graphene.Boolean(
+        required=True, description="A repeat of an idempotency key: the tournament as first created"
+    )
 
 
 class CreateTournament(graphene.Mutation):
@@ -158,15 +163,24 @@ class CreateTournament(graphene.Mutation):
         options = TableOptionsInput(description="The tables' options (not firstHand nor hands)")
         clocks = ClocksInput(description="Turn clocks of the tables with people")
         seed = graphene.String()
+        idempotency_key = graphene.String(description="A retry with the same key never acts twice")
 
     Output = TournamentPayload
 
     @staticmethod
     def mutate(root: Any, info: Any, entrants: list[Any], deal_sets: int, **kw: Any) -> TournamentPayload:
         try:
-            app = _caller(info).app
+            principal = _caller(info)
+            app = principal.app
             assert app is not None
             given = [{k: v for k, v in dict(e).items() if v is not None} for e in entrants]
+            key = kw.pop("idempotency_key", None)
+            idempotency = None
+            if key is not None:
+                what = Idempotency.fingerprint_of(
+                    "graphql CreateTournament", {"entrants": given, "deal_sets": deal_sets, **kw}
+                )
+                idempotency = Idempotency(principal.owner, key, what, services.created_answer)
             out = services.tournament_create(
                 app=app,
                 entrants=given,
@@ -175,10 +189,15 @@ class CreateTournament(graphene.Mutation):
                 options=options_given(kw.get("options")),
                 clocks=clocks_given(kw.get("clocks")),
                 seed=kw.get("seed"),
+                idempotency=idempotency,
             )
-            return TournamentPayload(tournament=_body(out.made), errors=[])
+            if out.response is not None:  # the first answer, with the tournament behind it for its fields
+                first = json.loads(out.response[1])
+                found = {**first, "_model": standings.tournament_of(app, first["id"])}
+                return TournamentPayload(tournament=found, errors=[], replayed=out.replayed)
+            return TournamentPayload(tournament=_body(out.made), errors=[], replayed=False)
         except ServiceError as exc:
-            return TournamentPayload(errors=[error_of(exc)])
+            return TournamentPayload(errors=[error_of(exc)], replayed=False)
 
 
 class TournamentMutation(graphene.ObjectType):

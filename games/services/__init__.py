@@ -40,7 +40,7 @@ from games.services.play import (
     table_seen,
 )
 from games.services.ratings_replay import ratings_replay
-from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, tournament_create
+from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, created_answer, tournament_create
 
 __all__ = [
     "CLOCK_DEFAULTS",
@@ -59,6 +59,7 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "created_answer",
     "invite_create",
     "invite_revoke",
     "invites_of",

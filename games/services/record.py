@@ -48,7 +48,8 @@ def public(type: str, **data: Any) -> Event:
 
 _FINISHING = {"game_over": "finished", "table_abandoned": "abandoned"}
 
-# Sent by `log` in the transaction of the move that ends a game, with `table` and `totals`; each
+# Sent by `log` in the transaction of the move that ends a game, with `table` and `totals` (None
+# when the game was abandoned); each
 # receiver answers the public events it adds to that move (games.services.tournaments: a
 # tournament's progress), so they are logged, streamed and delivered with the game's end.
 game_ended = Signal()
@@ -79,9 +80,11 @@ def log(
         if e.type in _FINISHING:  # one event says the table is over, however it ended
             finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
             tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
-            if e.type == "game_over":
-                for _, added in game_ended.send(Table, table=table, totals=list(e.data["totals"])):
-                    tagged.extend([a.type, dict(a.data), None, hand] for a in cast(list[Event], added))
+            totals = e.data.get("totals")
+            for _, added in game_ended.send(
+                Table, table=table, totals=None if totals is None else list(totals)
+            ):
+                tagged.extend([a.type, dict(a.data), None, hand] for a in cast(list[Event], added))
     move = Move(
         table=table,
         seq=table.version,

@@ -4,6 +4,7 @@ it exactly once)."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -83,6 +84,11 @@ def tournament_create(
         return Outcome(None, made=tournament)
 
     return run(act, idempotency)
+
+
+def created_answer(out: Outcome) -> tuple[int, str]:
+    """The answer kept for a creation's Idempotency-Key (both APIs): the tournament as created."""
+    return 201, json.dumps(standings.body(out.made), separators=(",", ":"), ensure_ascii=False)
 
 
 def _entrants(app: App, raw: Sequence[Mapping[str, Any]], players: int) -> list[dict[str, Any]]:
@@ -188,10 +194,12 @@ def rng_state(rng: random.Random) -> list[Any]:
 
 
 @receiver(game_ended)
-def table_finished(sender: object, *, table: Table, totals: list[int], **_: Any) -> list[Event]:
+def table_finished(sender: object, *, table: Table, totals: list[int] | None, **_: Any) -> list[Event]:
     """A table of a tournament ends (in its finishing transaction): count it under the tournament's
     row lock, so that of racing finishes exactly one sees the last table and finishes the
-    tournament; with people, open the next table. Answers the events that go on the ending move."""
+    tournament; with people, open the next table. Answers the events that go on the ending move.
+    An abandoned table (`totals` None) counts too, so the tournament still ends: its deal set is
+    left out of the standings, which take complete deal sets only."""
     if table.tournament_id is None:
         return []
     tournament = Tournament.objects.select_for_update().get(pk=table.tournament_id)
@@ -203,7 +211,8 @@ def table_finished(sender: object, *, table: Table, totals: list[int], **_: Any)
         tournament.finished_at = timezone.now()
         # The ending table's scoresheet rows are written after this move: its points come along.
         assert table.deal_set is not None and table.rotation is not None
-        tournament.standings = standings.compute(tournament, {(table.deal_set, table.rotation): totals})
+        ending = {} if totals is None else {(table.deal_set, table.rotation): totals}
+        tournament.standings = standings.compute(tournament, ending)
         fields += ["status", "finished_at", "standings"]
     elif not _bots_only(tournament):
         index = tournament.tables_finished  # rotation-major: a deal comes back after all the others

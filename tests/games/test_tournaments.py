@@ -16,7 +16,7 @@ from games.accounts import app_create, player_create
 from games.engine import state_from_dict
 from games.infra import jobs
 from games.models import Move, Table, Tournament
-from games.services import action_submit, bots_play
+from games.services import action_submit, bots_play, table_abandon
 from games.services.tournaments import tournament_create
 from games.standings import standings
 from tests.games.test_graphql import gql
@@ -30,21 +30,27 @@ def client(key: str) -> APIClient:
     return c
 
 
-def test_a_bot_only_tournament_gives_exactly_the_gap_and_interval_of_the_command() -> None:
+@pytest.mark.parametrize(
+    ("candidate", "reference", "deal_sets", "seed"),
+    [("basic", "random", 6, 7), ("strong", "basic", 2, 3)],  # strong: sampled worlds, its rng drawn often
+)
+def test_a_bot_only_tournament_gives_exactly_the_gap_and_interval_of_the_command(
+    candidate: str, reference: str, deal_sets: int, seed: int
+) -> None:
     app, _ = app_create(name="measure")
-    made = tournament_create(
-        app=app, entrants=[{"bot": "basic"}, {"bot": "random"}], deal_sets=6, seed=7
-    ).made
+    entrants = [{"bot": candidate}, {"bot": reference}]
+    made = tournament_create(app=app, entrants=entrants, deal_sets=deal_sets, seed=seed).made
     done = Tournament.objects.get(pk=made.pk)  # eager tasks: every table played out on creation
-    assert done.status == "finished" and done.tables_finished == done.tables_total == 24
-    expected = command.run("basic", "random", deal_sets=6, seed=7, progress=False)
+    assert done.status == "finished" and done.tables_finished == done.tables_total == deal_sets * 4
+    expected = command.run(candidate, reference, deal_sets=deal_sets, seed=seed, progress=False)
     table = {row["entrant"]: row for row in standings(done)["entrants"]}
     assert table[0]["relative_points"] == expected.gap
     assert (table[0]["ci95_low"], table[0]["ci95_high"]) == expected.gap_ci95
     assert table[0]["points_per_hand"] == expected.candidate_points_per_hand
     assert table[1]["points_per_hand"] == expected.reference_points_per_hand
     assert table[1]["relative_points"] == pytest.approx(-expected.gap)
-    assert table[0]["rank"] == 1 and table[1]["rank"] == 2
+    ranks = [table[0]["rank"], table[1]["rank"]]
+    assert ranks == ([1, 2] if expected.gap > 0 else [2, 1] if expected.gap < 0 else [1, 1])
 
 
 def test_an_app_runs_a_bot_tournament_over_rest_and_reads_its_standings_and_tables() -> None:
@@ -80,6 +86,11 @@ def test_an_app_runs_a_bot_tournament_over_rest_and_reads_its_standings_and_tabl
         ({"entrants": [{"bot": "basic"}, {"bot": "genius"}], "deal_sets": 2}, "invalid_bot_level", None),
         ({"entrants": [{"bot": "basic"}, {"player": 999_999}], "deal_sets": 2}, "invalid_input", "entrants"),
         ({"entrants": [{"bot": "basic"}], "deal_sets": 2}, "invalid_input", "entrants"),
+        (
+            {"entrants": [{"bot": "basic"}, {"bot": "random", "seat": 2}], "deal_sets": 2},
+            "invalid_input",
+            None,
+        ),
         (
             {"entrants": [{"bot": "basic"}, {"bot": "random"}], "deal_sets": 10_000},
             "invalid_input",
@@ -268,3 +279,38 @@ def test_with_people_the_tables_run_one_after_another_on_their_clocks_until_the_
     assert {r["name"] for r in rows} == {"Ada", "Bob", "basic bot"}
     assert [r["hands"] for r in sorted(rows, key=lambda r: r["entrant"])] == [8, 8, 16]
     assert done.standings["deal_sets_complete"] == 2
+
+
+def test_an_abandoned_table_still_ends_the_tournament_and_its_deal_set_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(jobs, "play_bots", lambda *a, **kw: None)  # the test plays the tables itself
+    app, _ = app_create(name="abandon")
+    made = tournament_create(app=app, entrants=[{"bot": "basic"}, {"bot": "random"}], deal_sets=2).made
+    tables = list(Table.objects.filter(tournament=made).order_by("deal_set", "rotation"))
+    table_abandon(table_id=tables[0].pk)
+    for table in tables[1:]:
+        bots_play(table_id=table.pk, version=table.version)
+    done = Tournament.objects.get(pk=made.pk)
+    assert done.status == "finished" and done.tables_finished == 8
+    assert done.standings["deal_sets_complete"] == 1  # deal set 0 lost a rotation
+    assert {row["hands"] for row in done.standings["entrants"]} == {4, 12}
+    abandoned = Move.objects.filter(table=tables[0], kind="abandon").get()
+    assert [e[0] for e in abandoned.events] == ["table_abandoned", "table_finished", "tournament_progress"]
+
+
+def test_graphql_create_with_an_idempotency_key_acts_once_and_answers_the_first_tournament() -> None:
+    _, key = app_create(name="gql-retry")
+    query = """mutation($key: String) {
+      createTournament(entrants: [{bot: "random"}, {bot: "random"}], dealSets: 1, idempotencyKey: $key) {
+        tournament { id status } replayed errors { code }
+      }
+    }"""
+    first = gql(query, key, key="g-1")["data"]["createTournament"]
+    again = gql(query, key, key="g-1")["data"]["createTournament"]
+    assert first["errors"] == again["errors"] == [] and (first["replayed"], again["replayed"]) == (
+        False,
+        True,
+    )
+    assert again["tournament"] == first["tournament"]  # as first created
+    assert Tournament.objects.count() == 1

@@ -2270,10 +2270,8 @@ export interface components {
             name: string;
             status: components["schemas"]["TournamentStatusEnum"];
             entrants: components["schemas"]["EntrantOut"][];
-            /** @description The tables' options */
-            options: {
-                [key: string]: unknown;
-            };
+            /** @description The tables' options (each table adds first_hand and hands) */
+            options: components["schemas"]["TableOptions"];
             clocks: components["schemas"]["ClocksOut"];
             deal_sets: number;
             /** @description null while running unless the app chose it */
