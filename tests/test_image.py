@@ -520,6 +520,9 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
             "options": {"target_score": 50},
             "bots": dict.fromkeys("123", "basic"),
             "clocks": {"pass": 5, "play": 30, "moon": 30},
+            # Unpaced: this game checks the lanes and the clock, and its polling player would
+            # otherwise wait out (and read through) a 700 ms pace before every bot card.
+            "bot_pace_ms": 0,
         },
     )["id"]
     api.ok("POST", f"/tables/{person}/join", {"position": 0})
