@@ -7,6 +7,7 @@ the scoresheet, and after the commit the wake-ups and tasks), and `common` holds
 what is re-exported here.
 """
 
+from games.services.botturns import bots_play
 from games.services.common import (
     CLOCK_DEFAULTS,
     SPECTATOR_DELAY_LIMITS,
@@ -32,15 +33,17 @@ from games.services.matchmaking import WAIT_DEFAULT, WAIT_LIMITS, not_waiting, q
 from games.services.matchmaking import leave as quick_play_leave
 from games.services.play import (
     action_submit,
-    bots_play,
     clock_expired,
     seat_back,
     table_replay,
     table_seen,
 )
+from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, tournament_create
 
 __all__ = [
     "CLOCK_DEFAULTS",
+    "MAX_DEAL_SETS",
+    "MAX_SEED",
     "SPECTATOR_DELAY_LIMITS",
     "UNSCOPED",
     "WAIT_DEFAULT",
@@ -71,5 +74,6 @@ __all__ = [
     "table_replay",
     "table_seen",
     "table_start",
+    "tournament_create",
     "waiting_of",
 ]
