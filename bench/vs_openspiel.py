@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import os
 import random
@@ -27,7 +26,7 @@ from typing import Any
 
 from bots import LEVELS
 from bots.strategy import decide
-from bots.tournament import T_95, _bar, _pass_cycle, dealt_hand
+from bots.tournament import _bar, dealt_hand
 from games.engine import (
     ADD,
     MOON,
@@ -39,6 +38,7 @@ from games.engine import (
     Play,
     State,
     action_from_dict,
+    duplicate,
     view,
 )
 from games.engine.cards import NAMES, RANKS, bits
@@ -209,11 +209,11 @@ def deal_set(
     game = pyspiel.load_game("hearts")
     options = Options.build(players=PLAYERS)
     game_seed = f"vs-openspiel-{seed}-{k}"
-    number = 1 + k % _pass_cycle(options)  # every pass direction and the hold hand come up
+    number = duplicate.deal_set_hand(options, k)  # every pass direction and the hold hand come up
     timing = Timing()
     ours: list[int] = []
     theirs: list[int] = []
-    gaps = []
+    table_points = []
     moons = 0
     for seat in range(PLAYERS):
         ismcts = Ismcts(game, sims, uct_c, (seed * 100_003 + k * 4 + seat) % 2**31)
@@ -224,8 +224,9 @@ def deal_set(
         others = [p for s, p in enumerate(points) if s != seat]
         ours.append(points[seat])
         theirs.extend(others)
-        gaps.append(statistics.fmean(others) - points[seat])
-    return ours, theirs, statistics.fmean(gaps), timing, moons
+        table_points.append(points)
+    # bots.tournament's gap: ISMCTS's points with the same cards minus ours, over the seats
+    return ours, theirs, duplicate.relative_points(table_points, 2)[0], timing, moons
 
 
 def calibrate(level: str, sims: int, deal_sets: int, seed: int, uct_c: float, jobs: int) -> Timing:
@@ -308,9 +309,8 @@ def run(
     result.hands = len(ours)
     result.candidate_points_per_hand = statistics.fmean(ours)
     result.ismcts_points_per_hand = statistics.fmean(theirs)
-    result.gap = statistics.fmean(gaps)
-    half = T_95 * statistics.stdev(gaps) / math.sqrt(len(gaps)) if len(gaps) > 1 else math.inf
-    result.gap_ci95 = (result.gap - half, result.gap + half)
+    result.gap, low, high = duplicate.interval(gaps)
+    result.gap_ci95 = (low, high)
     result.candidate_ms_per_card = timing.ours_ms()
     result.ismcts_ms_per_card = timing.ismcts_ms()
     result.time_ratio = result.ismcts_ms_per_card / max(result.candidate_ms_per_card, 1e-9)
@@ -354,14 +354,13 @@ def paired(first: str, second: str) -> str:
     if runs[0]["seed"] != runs[1]["seed"]:
         raise SystemExit(f"different seeds ({runs[0]['seed']}, {runs[1]['seed']}): not the same deals")
     diffs = [a - b for a, b in zip(runs[0]["per_deal_gaps"], runs[1]["per_deal_gaps"], strict=False)]
-    mean = statistics.fmean(diffs)
-    half = T_95 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    mean, low, high = duplicate.interval(diffs)
     return "\n".join(
         [
             f"paired_deal_sets: {len(diffs)}",
             f"paired_gap_difference: {mean:.3f}",
-            f"paired_ci95_low: {mean - half:.3f}",
-            f"paired_ci95_high: {mean + half:.3f}",
+            f"paired_ci95_low: {low:.3f}",
+            f"paired_ci95_high: {high:.3f}",
         ]
     )
 
