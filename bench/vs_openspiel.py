@@ -343,6 +343,29 @@ def report(result: Result) -> str:
     return "\n".join(lines)
 
 
+def paired(first: str, second: str) -> str:
+    """The first run's gap minus the second's over the deal sets both played (same seed: deal set
+    k is the same deal in both), with a 95% interval over those deal sets: comparing two of our
+    bots against ISMCTS on the same deals cancels the deals' luck."""
+    runs = []
+    for path in (first, second):
+        with open(path) as f:
+            runs.append(json.load(f))
+    if runs[0]["seed"] != runs[1]["seed"]:
+        raise SystemExit(f"different seeds ({runs[0]['seed']}, {runs[1]['seed']}): not the same deals")
+    diffs = [a - b for a, b in zip(runs[0]["per_deal_gaps"], runs[1]["per_deal_gaps"], strict=False)]
+    mean = statistics.fmean(diffs)
+    half = T_95 * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else math.inf
+    return "\n".join(
+        [
+            f"paired_deal_sets: {len(diffs)}",
+            f"paired_gap_difference: {mean:.3f}",
+            f"paired_ci95_low: {mean - half:.3f}",
+            f"paired_ci95_high: {mean + half:.3f}",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -370,7 +393,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="Processes")
     parser.add_argument("--json", help="Also write the result to this file")
     parser.add_argument("--quiet", action="store_true", help="No progress bar")
+    parser.add_argument(
+        "--paired",
+        nargs=2,
+        metavar="JSON",
+        help="Print the first run's gap minus the second's on their common deal sets, and stop",
+    )
     args = parser.parse_args(argv)
+    if args.paired:
+        print(paired(*args.paired))
+        return 0
     if pyspiel is None:
         print("openspiel_installed: 0")
         print("openspiel: not installed (pip install -e '.[bench]')", file=sys.stderr)

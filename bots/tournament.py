@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import random
 import statistics
@@ -20,11 +19,7 @@ from typing import Any
 
 from bots import LEVELS, expert
 from bots.strategy import decide
-from games.engine import GAME_OVER, Options, State, action_from_dict, deal, hand_seed, view
-from games.engine.cards import names
-from games.engine.deal import pass_offset
-
-T_95 = 1.96  # normal quantile; deal sets number in the hundreds
+from games.engine import GAME_OVER, Options, State, action_from_dict, duplicate, view
 
 
 @dataclass
@@ -84,11 +79,9 @@ def play_hand(state: State, levels: Sequence[str], rng: random.Random, clock: Cl
 
 
 def dealt_hand(options: Options, seed: str, number: int) -> State:
-    """Hand `number` of the game with this seed, on its own (so every pass direction comes up)."""
-    hands, widow = deal(options, hand_seed(seed, number))
-    return State.from_deal(
-        options, [names(h) for h in hands], widow=names(widow), hand_number=number, seed=seed
-    )
+    """Hand `number` of the game with this seed, on its own (so every pass direction comes up): the
+    game a tournament table of the service plays (options `first_hand` and `hands`)."""
+    return State.new_game(duplicate.hand_options(options, number), seed)
 
 
 def run(
@@ -143,9 +136,8 @@ def run(
     result.hands = len(cand_points)
     result.candidate_points_per_hand = statistics.fmean(cand_points)
     result.reference_points_per_hand = statistics.fmean(ref_points)
-    result.gap = statistics.fmean(gaps)
-    half = T_95 * statistics.stdev(gaps) / math.sqrt(len(gaps)) if len(gaps) > 1 else math.inf
-    result.gap_ci95 = (result.gap - half, result.gap + half)
+    result.gap, low, high = duplicate.interval(gaps)
+    result.gap_ci95 = (low, high)
     result.games = games
     result.candidate_win_rate = wins / games if games else 0.0
     result.fair_win_rate = 1 / players
@@ -166,22 +158,22 @@ def _deal_set(
     options = Options.from_dict(table)
     players = options.players
     clock = Clock()
-    game_seed = f"tournament-{seed}-{k}"
+    game_seed = duplicate.deal_set_seed(seed, k)
     # Hand numbers cycle so that every pass direction (and the hold hand) is played.
-    number = 1 + k % max(1, _pass_cycle(options))
+    number = duplicate.deal_set_hand(options, k)
     cands: list[int] = []
     refs: list[int] = []
-    gaps = []
-    for seat in range(players):  # the same deal, the candidate in each seat in turn
-        levels = [reference] * players
-        levels[seat] = candidate
-        rng = random.Random(f"{game_seed}/{seat}")
+    table_points = []
+    for rotation in range(players):  # the same deal, the candidate in each seat in turn
+        who = duplicate.seating(2, players, rotation)
+        levels = [(candidate, reference)[e] for e in who]
+        rng = random.Random(duplicate.rotation_rng_seed(game_seed, rotation))
         points = play_hand(dealt_hand(options, game_seed, number), levels, rng, clock)
-        others = [p for s, p in enumerate(points) if s != seat]
-        cands.append(points[seat])
-        refs.extend(others)
-        gaps.append(statistics.fmean(others) - points[seat])
-    return cands, refs, statistics.fmean(gaps), (clock.seconds, clock.moves)
+        cands.extend(p for s, p in enumerate(points) if who[s] == 0)
+        refs.extend(p for s, p in enumerate(points) if who[s] != 0)
+        table_points.append(points)
+    gap = duplicate.relative_points(table_points, 2)[0]
+    return cands, refs, gap, (clock.seconds, clock.moves)
 
 
 def _game(candidate: str, reference: str, table: dict[str, Any], seed: int, g: int) -> tuple[float, Timing]:
@@ -197,14 +189,6 @@ def _game(candidate: str, reference: str, table: dict[str, Any], seed: int, g: i
         play_hand(state, levels, rng, clock)
     share = 1 / len(state.winners) if g % players in state.winners else 0.0
     return share, (clock.seconds, clock.moves)
-
-
-def _pass_cycle(options: Options) -> int:
-    """How many hands until the pass direction repeats."""
-    for n in range(1, 12):
-        if pass_offset(options, n + 1) == pass_offset(options, 1):
-            return n
-    return 1
 
 
 def _bar(label: str, done: int, total: int, started: float) -> None:

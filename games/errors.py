@@ -89,6 +89,8 @@ class Code(StrEnum):
     invalid_event_type = "invalid_event_type"
     too_many_webhooks = "too_many_webhooks"
     webhook_disabled = "webhook_disabled"
+    # -- bots that apps bring --
+    bot_name_taken = "bot_name_taken"
     # -- streams --
     invalid_format = "invalid_format"
     invalid_last_event_id = "invalid_last_event_id"

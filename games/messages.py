@@ -97,6 +97,8 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "invalid_event_type": (_("not a public event type"),),
     "too_many_webhooks": (_("the app has as many webhooks as it may have"),),
     "webhook_disabled": (_("the webhook is disabled: enable it first"),),
+    # -- bots that apps bring --
+    "bot_name_taken": (_("the app already has a bot of this name"),),
     # -- streams --
     "invalid_format": (_("format is sse or ndjson"),),
     "invalid_last_event_id": (_("not an event id of this stream"),),

@@ -143,6 +143,24 @@ class Table(models.Model):
         default=False,
         help_text="A finished game here updates its players' ratings (docs/ratings.md); fixed at creation.",
     )
+    tournament = models.ForeignKey(
+        "Tournament",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="tables",
+        help_text="The duplicate tournament this table plays a deal set of (docs/tournaments.md).",
+    )
+    deal_set = models.PositiveIntegerField(null=True, blank=True, help_text="Tournament: the deal set.")
+    rotation = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Tournament: the rotation of the entrants through the seats."
+    )
+    bot_rng = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Tournament: the random stream its bots share (Random.getstate), so that they "
+        "decide as bots.tournament's do.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -390,3 +408,68 @@ class RatingChange(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "player"], name="rating_change_once")]
         indexes = [models.Index(fields=["player", "family", "-id"], name="rating_history")]
+
+
+class Tournament(models.Model):
+    """A duplicate tournament of an app: every deal set is played once per rotation of the
+    entrants through the seats (games.engine.duplicate), and the standings compare each entrant
+    with the others who held the same cards. Its tables are ordinary tables linked to it."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        FINISHED = "finished"
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="tournaments")
+    name = models.CharField(max_length=100, blank=True)
+    entrants = models.JSONField(help_text='[{"player": id or null, "bot": level or null, "name": str}].')
+    options = models.JSONField(help_text="Engine options of its tables (without first_hand and hands).")
+    clocks = models.JSONField(default=dict, help_text="Turn clocks of its tables with people.")
+    deal_sets = models.PositiveIntegerField()
+    seed = models.CharField(
+        max_length=128, help_text="The seed its deal sets derive from: secret until it is finished."
+    )
+    seed_given = models.BooleanField(
+        default=False,
+        help_text="The app chose the seed (reproducible, as bots.tournament's --seed); otherwise each "
+        "deal set's seed is a MAC of the secret one, so a finished table reveals no other deal set.",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    tables_total = models.PositiveIntegerField(default=0)
+    tables_finished = models.PositiveIntegerField(default=0)
+    standings = models.JSONField(null=True, blank=True, help_text="The final standings, once finished.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"tournament {self.pk} ({self.status})"
+
+
+class BotEndpoint(models.Model):
+    """A bot an app brings (docs/bots-byo.md): a URL the service POSTs a seat's view to when that
+    seat (level `ext:<name>`) must act, signed like webhooks with a secret shown once and derived,
+    like theirs, from `secret_salt` and WEBHOOK_SECRET_KEY. The counters say how it answered: every
+    fallback to the `basic` bot is counted by its reason (games.extbots)."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="bot_endpoints")
+    name = models.CharField(max_length=64, help_text="Seats name it as the level ext:<name>.")
+    url = models.CharField(max_length=2000)
+    timeout_ms = models.PositiveIntegerField(default=1000, help_text="How long one move may take.")
+    secret_salt = models.CharField(max_length=64, help_text="Derives the signing secret (never shown).")
+    enabled = models.BooleanField(default=True, help_text="A disabled bot is not called: basic moves.")
+    calls = models.PositiveIntegerField(default=0, help_text="Moves it was asked for.")
+    answered = models.PositiveIntegerField(default=0, help_text="Moves it answered in time, legally.")
+    fallback_timeout = models.PositiveIntegerField(default=0)
+    fallback_failed = models.PositiveIntegerField(default=0)
+    fallback_bad_answer = models.PositiveIntegerField(default=0)
+    fallback_illegal = models.PositiveIntegerField(default=0)
+    fallback_disabled = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=300, blank=True)
+    last_called_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app", "name"], name="bot_endpoint_name_unique")]
+
+    def __str__(self) -> str:
+        return f"bot {self.name} of app {self.app_id}: {self.url}"

@@ -55,8 +55,9 @@ def play_bots(self: Task, table_id: int, version: int) -> int:
     """The moves bots owe at `table_id` as of `version`; returns how many versions it advanced."""
     try:
         queue = str((self.request.delivery_info or {}).get("routing_key") or jobs.PEOPLE_QUEUE)
-        limit = None if self.request.is_eager else MOVES_PER_TASK[jobs.lane_kind(queue)]
-        out = services.bots_play(table_id=table_id, version=version, limit=limit)
+        eager = self.request.is_eager  # one process: play (and ask brought bots) on to the end
+        limit = None if eager else MOVES_PER_TASK[jobs.lane_kind(queue)]
+        out = services.bots_play(table_id=table_id, version=version, limit=limit, asks=None if eager else 1)
     except ServiceError as exc:  # the table is gone (deleted): nothing is owed
         log.info("play_bots for table %s: %s", table_id, exc.code)
         return 0

@@ -313,6 +313,7 @@ SPECTACULAR_SETTINGS = {
         "DeliveryStatusEnum": "games.webhooks.DELIVERY_STATUSES",
         "TableStatusEnum": "games.reads.TABLE_STATUSES",
         "RateLimitEnum": ["token", "app", "address"],
+        "TournamentStatusEnum": ["running", "finished"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

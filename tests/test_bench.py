@@ -5,6 +5,7 @@ tests/test_load.py at CI size."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -114,3 +115,24 @@ def test_our_bot_against_openspiel_ismcts() -> None:
     total = figures["candidate_points_per_hand"] + 3 * figures["ismcts_points_per_hand"]
     assert -26 <= total <= 78
     assert figures["gap_ci95_low"] <= figures["gap_points_per_hand"] <= figures["gap_ci95_high"]
+
+
+def test_two_runs_against_ismcts_compare_on_their_common_deals(tmp_path: Path) -> None:
+    """`--paired` subtracts the second run's per-deal gaps from the first's over the deal sets both
+    played, and refuses runs on different seeds (different deals)."""
+    first, second, other = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    first.write_text(json.dumps({"seed": 11, "per_deal_gaps": [1.0, 2.0, 3.0]}))
+    second.write_text(json.dumps({"seed": 11, "per_deal_gaps": [0.0, 1.0, 1.0, 5.0]}))
+    other.write_text(json.dumps({"seed": 12, "per_deal_gaps": [0.0, 1.0, 1.0]}))
+    command = [sys.executable, "bench/vs_openspiel.py", "--paired"]
+    result = subprocess.run([*command, str(first), str(second)], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    # Differences 1, 1, 2: mean 4/3, standard deviation 1/sqrt(3), half-width 1.96/3.
+    assert result.stdout.splitlines() == [
+        "paired_deal_sets: 3",
+        "paired_gap_difference: 1.333",
+        "paired_ci95_low: 0.680",
+        "paired_ci95_high: 1.987",
+    ]
+    refused = subprocess.run([*command, str(first), str(other)], cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode != 0 and "different seeds" in refused.stderr

@@ -39,6 +39,8 @@ from hearts_client import (
 from hearts_client import models as sdk_models
 from httpx_sse import connect_sse
 
+from bots import tournament
+from games.accounts import app_create
 from games.models import Move
 from games.models import Table as TableRow
 from tests.games import conftest as games
@@ -97,6 +99,7 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.BotLevel, "BotLevelEnum"),
         (sdk_models.MoonChoice, "MoonChoiceEnum"),
         (sdk_models.PassDirection, "PassDirectionEnum"),
+        (sdk_models.TournamentStatus, "TournamentStatusEnum"),
     ]:
         assert list(get_args(literal)) == components[enum]["enum"], enum
     documented = {name.removeprefix("Event_") for name in components if name.startswith("Event_")}
@@ -147,6 +150,11 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.RatingChange, "RatingChangeOut"),
         (sdk_models.MuSigma, "MuSigmaOut"),
         (sdk_models.RatingHistoryPage, "RatingHistoryPageOut"),
+        (sdk_models.Tournament, "TournamentOut"),
+        (sdk_models.Entrant, "EntrantOut"),
+        (sdk_models.Standings, "StandingsOut"),
+        (sdk_models.Standing, "StandingOut"),
+        (sdk_models.TournamentTableRow, "TournamentTableOut"),
     ]:
         schema = components[name]
         required, optional = _keys(typed)
@@ -641,3 +649,31 @@ def test_a_rated_game_through_the_sdk_shows_in_ratings_history_and_leaderboard(
     finally:
         for client in clients:
             client.close()
+
+
+def test_a_bot_tournament_through_the_sdk_on_the_bot_lane_equals_the_command(
+    web: Callable[..., str], workers: Callable[..., object]
+) -> None:
+    """An app runs a bot-only tournament on real workers (its tables' moves split over several
+    tasks each): the standings give exactly the gap and interval of `python -m bots.tournament`."""
+    base = web()
+    workers()
+    _, key = app_create(name="measure")
+    with HeartsClient(base, key) as hearts:
+        made = hearts.create_tournament([{"bot": "basic"}, {"bot": "random"}], 2, seed="9")
+        assert made["tables_total"] == 8 and made["seed"] == "9"
+        deadline = time.monotonic() + 120
+        while hearts.tournament(made["id"])["status"] != "finished":
+            assert time.monotonic() < deadline, hearts.tournament(made["id"])
+            time.sleep(0.2)
+        standings = hearts.tournament_standings(made["id"])
+        tables = hearts.tournament_tables(made["id"])
+        assert [t["id"] for t in hearts.tournaments()] == [made["id"]]
+        first = hearts.events(tables[0]["id"])["events"]
+    expected = tournament.run("basic", "random", deal_sets=2, seed=9, progress=False)
+    best = next(row for row in standings["entrants"] if row["entrant"] == 0)
+    assert best["rank"] == 1 and best["relative_points"] == expected.gap
+    assert (best["ci95_low"], best["ci95_high"]) == expected.gap_ci95
+    assert len(tables) == 8 and {t["status"] for t in tables} == {"finished"}
+    assert first[0]["type"] == "bot_added" and "tournament_table" in [e["type"] for e in first]
+    assert "tournament_progress" in [e["type"] for e in first]

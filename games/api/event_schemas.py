@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bots import LEVELS
 from games.api import schemas
+from games.api.schemas import EXTERNAL_LEVEL_PATTERN
 from games.errors import Code
+from games.extbots import REASONS
 
 _INT: dict[str, Any] = {"type": "integer"}
 _STR: dict[str, Any] = {"type": "string"}
@@ -32,7 +35,7 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "game_started": ("Every seat is taken: the first hand is dealt next.", {}),
     "seat_taken": ("A player sat down.", {"seat": _SEAT, "player": _INT, "name": _STR}),
     "seat_left": ("A player gave up their seat before the start.", {"seat": _SEAT, "player": _INT}),
-    "bot_added": ("A bot took a seat.", {"seat": _SEAT, "level": _ref("BotLevelEnum")}),
+    "bot_added": ("A bot took a seat.", {"seat": _SEAT, "level": _ref("SeatLevel")}),
     "hand_started": (
         "A hand was dealt; the commitment is SHA-256 of the table id and the hand's seed.",
         {"dealer": _SEAT, "pass_direction": _ref("PassDirectionEnum"), "deal_commitment": _STR},
@@ -99,6 +102,11 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
             },
         },
     ),
+    "bot_fallback": (
+        "A bot the app brought was late, failed or answered an illegal move: the basic bot moved "
+        "for it (the move follows). reason: timeout, failed, bad_answer, illegal or disabled.",
+        {"seat": _SEAT, "reason": {"type": "string", "enum": list(REASONS)}},
+    ),
     "turn_timed_out": (
         "A seat's clock ran out: the server acted for it.",
         {"seat": _SEAT, "deadline": _nullable({"type": "string", "format": "date-time"})},
@@ -115,6 +123,23 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "rematch_started": (
         "Every person accepted: the rematch table started, seats moved one place on.",
         {"new_table": {**_INT, "description": "The rematch table's id"}},
+    ),
+    "tournament_table": (
+        "This table plays a deal set of a duplicate tournament (docs/tournaments.md): its first event.",
+        {"tournament": _INT, "deal_set": _INT, "rotation": _INT},
+    ),
+    "tournament_progress": (
+        "A table of the tournament finished: how many have; status finished on its last one.",
+        {
+            "tournament": _INT,
+            "tables_finished": _INT,
+            "tables_total": _INT,
+            "status": {"type": "string", "enum": ["running", "finished"]},
+        },
+    ),
+    "tournament_next_table": (
+        "A tournament with people: the table that starts now that this one is over.",
+        {"tournament": _INT, "next_table": {**_INT, "description": "The next table's id"}},
     ),
 }
 _LOGGED = {"seq": _INT, "hand": _INT}  # every logged event: its move's sequence number, its hand
@@ -186,6 +211,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "seat_taken": {"seat": 0, "player": 7, "name": "Ada"},
     "seat_left": {"seat": 0, "player": 7},
     "bot_added": {"seat": 1, "level": "basic"},
+    "bot_fallback": {"seat": 1, "reason": "timeout"},
     "hand_started": {"dealer": 0, "pass_direction": "left", "deal_commitment": "9f2c" + "0" * 60},
     "cards_dealt": {
         "seat": 0,
@@ -238,6 +264,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "rematch_proposed": {"seat": 0},
     "rematch_accepted": {"seat": 2},
     "rematch_started": {"new_table": 43},
+    "tournament_table": {"tournament": 3, "deal_set": 0, "rotation": 1},
+    "tournament_progress": {"tournament": 3, "tables_finished": 5, "tables_total": 8, "status": "running"},
+    "tournament_next_table": {"tournament": 3, "next_table": 44},
     "state": {"state": _TABLE_EXAMPLE},
     "tables": {"tables": [_TABLE_EXAMPLE]},
     "your_turn": {
@@ -288,6 +317,12 @@ def event_components() -> dict[str, dict[str, Any]]:
     out = {f"Event_{k}": _component(k, d, f, True) for k, (d, f) in EVENTS.items()}
     out |= {f"Event_{k}": _component(k, d, f, False) for k, (d, f) in STREAM_ONLY.items()}
     out["Event"] = _union(list(EVENTS), "An event of the table's log, as the caller may see it")
+    out["BotLevelEnum"] = {"type": "string", "enum": list(LEVELS), "description": "A built-in bot level"}
+    out["SeatLevel"] = {
+        "description": "A seat's bot: a built-in level, or ext:<name> for a bot the app brought "
+        "(docs/bots-byo.md)",
+        "anyOf": [_ref("BotLevelEnum"), {"type": "string", "pattern": EXTERNAL_LEVEL_PATTERN}],
+    }
     out["StreamEvent"] = _union(
         [*EVENTS, *STREAM_ONLY],
         "An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn",

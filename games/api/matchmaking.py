@@ -10,11 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bots import LEVELS
 from games import reads, services
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.parsing import StrictChoiceField, StrictIntegerField, StrictSerializer, validated
+from games.api.parsing import StrictIntegerField, StrictSerializer, validated
 from games.api.views import _IDEMPOTENCY, _principal, answer, documented
 from games.errors import Code
 
@@ -44,8 +43,7 @@ class QuickPlayView(APIView):
             default=dict,
             help_text="Seconds for a pass, a play and a moon choice (null: none)",
         )
-        bot_level = StrictChoiceField(
-            choices=list(LEVELS),
+        bot_level = schemas.LevelField(
             required=False,
             allow_null=True,
             help_text="The level of the bots that fill the open seats when the wait is over (default basic); "
@@ -64,7 +62,13 @@ class QuickPlayView(APIView):
         ok=schemas.TableOut,
         request=QuickPlayIn,
         params=[_IDEMPOTENCY],
-        errors=(*_CRITERIA, Code.already_waiting, Code.player_token_required, Code.invalid_idempotency_key),
+        errors=(
+            *_CRITERIA,
+            Code.already_waiting,
+            Code.player_token_required,
+            Code.invalid_idempotency_key,
+            Code.idempotency_key_reused,
+        ),
     )
     def post(self, request: Request) -> HttpResponseBase:
         principal = _principal(request)

@@ -10,13 +10,16 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from games.engine.options import OPTION_SPECS, OptionSpec
+from games import extbots
+from games.api.parsing import StrictCharField
+from games.engine.options import OPTION_SPECS, QUIET_DEFAULTS, OptionSpec
 from games.errors import Code
 from games.reads import TABLE_STATUSES, VISIBILITIES
-from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS, SPECTATOR_DELAY_LIMITS
+from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS, SPECTATOR_DELAY_LIMITS, check_level
 
 F = serializers  # short alias: these classes are long lists of fields
 PASS_DIRECTIONS = ["left", "right", "across", "hold"]  # games.engine.deal.pass_direction: hold, no pass
+EXTERNAL_LEVEL_PATTERN = f"^{extbots.PREFIX}{extbots.NAME.pattern}$"  # ext:<name>, docs/bots-byo.md
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -41,7 +44,7 @@ class ErrorOut(F.Serializer):
     reason = F.CharField(
         required=False,
         help_text="bad_pass: count, duplicate, not_held or already_passed; "
-        "invalid_url: scheme, host, credentials, length or malformed; "
+        "invalid_url: scheme, host, credentials, length, malformed or private; "
         "invite_invalid: unknown, revoked or used_up",
     )
     fields_ = F.DictField(
@@ -88,6 +91,8 @@ class RateLimitedOut(F.Serializer):
 
 def _option_field(spec: OptionSpec, *, request: bool) -> F.Field:
     kw: dict[str, Any] = {"help_text": spec.help}
+    if spec.name in QUIET_DEFAULTS and not request:
+        kw |= {"required": False, "help_text": f"{spec.help} Absent at its default ({spec.default})."}
     if request:
         kw |= {"required": False, "default": spec.default}
     if spec.choices is not None:
@@ -192,12 +197,23 @@ class SpectatorDelayOut(F.Serializer):
         "description": 'Seats (as strings, "0" to "9") to fill with bots at once, each with its level; '
         "a seat the table does not have is 400 invalid_seat, a level that is not one is 400 "
         "invalid_bot_level.",
-        "additionalProperties": {"$ref": "#/components/schemas/BotLevelEnum"},
+        "additionalProperties": {"$ref": "#/components/schemas/SeatLevel"},
         "example": {"1": "basic", "2": "strong", "3": "expert"},
     }
 )
 class BotsField(F.DictField):
     """The `bots` map of a new table: seat number -> bot level."""
+
+
+@extend_schema_field({"$ref": "#/components/schemas/SeatLevel"})
+class LevelField(StrictCharField):
+    """A seat's bot level: a built-in one (`bots.LEVELS`) or `ext:<name>`, a bot the app brought
+    (the services check that it names one; anything else is 400 `invalid_bot_level`)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        level = super().to_internal_value(data)
+        check_level(level)
+        return level
 
 
 # -- answers --------------------------------------------------------------------------------
@@ -222,7 +238,11 @@ class SeatOut(F.Serializer):
     position = F.IntegerField()
     player = F.IntegerField(allow_null=True)
     name = F.CharField(allow_null=True)
-    bot = F.CharField(allow_null=True, help_text="Bot level, or null for a person or an open seat")
+    bot = F.CharField(
+        allow_null=True,
+        help_text="Bot level (a built-in one, or ext:<name> for a bot the app brought), or null for a "
+        "person or an open seat",
+    )
     away = F.BooleanField(help_text="Timed out too often: a bot plays it until the player acts again")
     timeouts = F.IntegerField(help_text="Clocks run out in a row (reset when the player acts)")
 
@@ -541,6 +561,7 @@ STATUS_OF: dict[Code, int] = {
             Code.already_waiting,
             Code.too_many_webhooks,
             Code.webhook_disabled,
+            Code.bot_name_taken,
         ),
         409,
     ),

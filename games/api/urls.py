@@ -3,7 +3,18 @@
 from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
-from games.api import exports, invites, matchmaking, ratings, streams, tickets, views, webhooks
+from games.api import (
+    bots,
+    exports,
+    invites,
+    matchmaking,
+    ratings,
+    streams,
+    tickets,
+    tournaments,
+    views,
+    webhooks,
+)
 from hearts_service.views import not_found
 
 
@@ -73,6 +84,10 @@ urlpatterns = [
     path("tables/<id:table_id>/export", exports.ExportView.as_view()),
     path("tables/<id:table_id>/transcript", exports.TranscriptView.as_view()),
     path("tables/<id:table_id>/hands/<id:number>", views.HandView.as_view()),
+    path("tournaments", tournaments.TournamentsView.as_view()),
+    path("tournaments/<id:tournament_id>", tournaments.TournamentView.as_view()),
+    path("tournaments/<id:tournament_id>/standings", tournaments.StandingsView.as_view()),
+    path("tournaments/<id:tournament_id>/tables", tournaments.TournamentTablesView.as_view()),
     path("webhooks", webhooks.WebhooksView.as_view()),
     path("webhooks/<id:webhook_id>", webhooks.WebhookView.as_view()),
     path("webhooks/<id:webhook_id>/secret", webhooks.WebhookSecretView.as_view()),
@@ -81,6 +96,9 @@ urlpatterns = [
     path(
         "webhooks/<id:webhook_id>/deliveries/<uuid:delivery_id>/redeliver", webhooks.RedeliverView.as_view()
     ),
+    path("bots", bots.BotsView.as_view()),
+    path("bots/<id:bot_id>", bots.BotView.as_view()),
+    path("bots/<id:bot_id>/secret", bots.BotSecretView.as_view()),
     # Anything else under /api/ is a JSON 404 in the API's error shape, even with DEBUG on.
     re_path(r"^.*$", not_found),
 ]

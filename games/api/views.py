@@ -24,7 +24,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bots import LEVELS
 from games import accounts, bot_timing, reads, services
 from games.accounts import Principal
 from games.api import schemas
@@ -603,7 +602,7 @@ class BotsView(APIView):
     class BotIn(VersionedIn):
         """Seat a bot of `level`: in the lowest open seat, or `position`."""
 
-        level = StrictChoiceField(choices=list(LEVELS), required=False, default="basic")
+        level = schemas.LevelField(required=False, default="basic")
         position = StrictIntegerField(required=False, min_value=0, max_value=9)
 
     @documented(
@@ -612,7 +611,7 @@ class BotsView(APIView):
         ok=schemas.TableOut,
         request=BotIn,
         params=[_IF_MATCH, _IDEMPOTENCY],
-        errors=(*_SEATS, Code.invalid_seat, Code.seat_taken, Code.table_full),
+        errors=(*_SEATS, Code.invalid_seat, Code.seat_taken, Code.table_full, Code.invalid_bot_level),
     )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)
@@ -641,7 +640,7 @@ class StartView(APIView):
     class StartIn(VersionedIn):
         """Start now, with bots of level `fill_with` in the open seats."""
 
-        fill_with = StrictChoiceField(choices=list(LEVELS), required=False, default="basic")
+        fill_with = schemas.LevelField(required=False, default="basic")
 
     @documented(
         op="startTable",
@@ -649,7 +648,7 @@ class StartView(APIView):
         ok=schemas.TableOut,
         request=StartIn,
         params=[_IF_MATCH, _IDEMPOTENCY],
-        errors=(*_SEATS, Code.not_seated),
+        errors=(*_SEATS, Code.not_seated, Code.invalid_bot_level),
     )
     def post(self, request: Request, table_id: int) -> HttpResponseBase:
         principal = _principal(request)

@@ -61,7 +61,28 @@ OPTION_SPECS: Final[tuple[OptionSpec, ...]] = (
         "When the lowest total is tied at the end: deal more hands (play_on) or share the win (shared).",
         (PLAY_ON, SHARED),
     ),
+    OptionSpec(
+        "first_hand",
+        1,
+        int,
+        "The number of the first hand dealt from the seed (a duplicate tournament replays one hand).",
+        None,
+        1,
+        10_000,
+    ),
+    OptionSpec(
+        "hands",
+        0,
+        int,
+        "Hands to play, then the game ends, the lowest total winning (ties shared); 0: to the target.",
+        None,
+        0,
+        1_000,
+    ),
 )
+# Options whose default leaves every table as before: left out of `to_dict` when at the default, so
+# the stored options and the answers of ordinary tables do not change.
+QUIET_DEFAULTS: Final = {"first_hand": 1, "hands": 0}
 SPECS_BY_NAME: Final[dict[str, OptionSpec]] = {s.name: s for s in OPTION_SPECS}
 PLAYER_RANGE: Final = {CLASSIC: (3, 7), OMNIBUS: (3, 7), CANCELLATION: (6, 10)}
 
@@ -75,6 +96,8 @@ class Options:
     variant: str = CLASSIC
     omnibus_card: str = "JD"
     tie_rule: str = PLAY_ON
+    first_hand: int = 1
+    hands: int = 0
     # Derived once here so the engine's hot paths read a flag instead of comparing strings,
     # and card masks that cover only the packs in use: with one pack every mask fits in a
     # machine word, which the compiled engine handles without allocating.
@@ -138,7 +161,11 @@ class Options:
         return opts
 
     def to_dict(self) -> dict[str, Any]:
-        return {spec.name: getattr(self, spec.name) for spec in OPTION_SPECS}
+        out = {spec.name: getattr(self, spec.name) for spec in OPTION_SPECS}
+        for name, default in QUIET_DEFAULTS.items():
+            if out[name] == default:
+                del out[name]
+        return out
 
 
 def _check(spec: OptionSpec, value: Any) -> Any:

@@ -180,7 +180,7 @@ class State:
         """A new game, its first hand dealt from `seed` (a fresh secret seed when omitted); the
         deal's events are appended to `events` when given; `table` is bound into the commitments."""
         st = State._blank(options or Options(), seed, table)
-        st._start_hand(1, events if events is not None else [])
+        st._start_hand(st.options.first_hand, events if events is not None else [])
         return st
 
     @classmethod
@@ -623,12 +623,15 @@ class State:
         return row
 
     def _winners_if_over(self, totals: Sequence[int]) -> tuple[int, ...]:
-        """The winners if the game ends with these totals after a hand, else ()."""
-        if max(totals) < self.options.target_score:
+        """The winners if the game ends with these totals after a hand, else (). A game of a fixed
+        number of hands (option `hands`) ends after its last one, a tie for the lowest total shared."""
+        opts = self.options
+        last = opts.hands and self.hand_no >= opts.first_hand + opts.hands - 1
+        if max(totals) < opts.target_score and not last:
             return ()
         low = min(totals)
         winners = tuple(s for s, t in enumerate(totals) if t == low)
-        if len(winners) > 1 and self.options.tie_rule != SHARED:
+        if len(winners) > 1 and opts.tie_rule != SHARED and not last:
             return ()
         return winners
 

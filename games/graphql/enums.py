@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 import graphene
 
-from bots import LEVELS
 from games.engine import ADD, GAME_OVER, MOON, OPTION_SPECS, PASSING, PLAYING, SUBTRACT
 from games.errors import Code
+from games.extbots import REASONS
 
 
 def _enum(name: str, values: Iterable[str], description: str) -> type[graphene.Enum]:
@@ -58,7 +58,15 @@ MoonChoice = _enum(
     (SUBTRACT, ADD),
     "After shooting the moon: subtract 26 from your own score, or add 26 to everyone else's",
 )
-BotLevel = _enum("BotLevel", LEVELS, "A bot's level, weakest first")
+# A seat's bot is a String in answers: a built-in level, or ext:<name> for a bot the app brought
+# (docs/bots-byo.md), which no enum can list.
+SEAT_LEVEL = "Bot level: a built-in one (random, basic, strong, expert) or ext:<name>, a bot the app brought"
+BotFallbackReason = _enum(
+    "BotFallbackReason",
+    REASONS,
+    "Why a brought bot's move was the basic bot's: timeout, failed (no connection or not 2xx), "
+    "bad_answer (not an action), illegal, disabled",
+)
 Variant = _enum("Variant", _choices("variant"), "The table's rule set (docs/rules.md)")
 TieRule = _enum(
     "TieRule",

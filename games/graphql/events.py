@@ -14,7 +14,7 @@ from typing import Any
 
 import graphene
 
-from games.graphql.enums import BotLevel, MoonChoice, PassDirection, TableStatus
+from games.graphql.enums import SEAT_LEVEL, BotFallbackReason, MoonChoice, PassDirection, TableStatus
 
 
 def key(name: str) -> Any:
@@ -102,7 +102,14 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
         "A player gave up their seat before the start.",
         {**_SEAT, "player": lambda: graphene.Int(required=True)},
     ),
-    "bot_added": ("A bot took a seat.", {**_SEAT, "level": lambda: graphene.Field(BotLevel, required=True)}),
+    "bot_added": (
+        "A bot took a seat.",
+        {**_SEAT, "level": lambda: graphene.String(required=True, description=SEAT_LEVEL)},
+    ),
+    "bot_fallback": (
+        "A bot the app brought was late, failed or answered an illegal move: the basic bot moved for it.",
+        {**_SEAT, "reason": lambda: graphene.Field(BotFallbackReason, required=True)},
+    ),
     "hand_started": (
         "A hand was dealt; the commitment is SHA-256 of the table id and the hand's seed.",
         {
@@ -203,6 +210,30 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "rematch_started": (
         "Every person accepted: the rematch table started, seats moved one place on.",
         {"new_table": lambda: graphene.Int(required=True, description="The rematch table's id")},
+    ),
+    "tournament_table": (
+        "This table plays a deal set of a duplicate tournament (docs/tournaments.md): its first event.",
+        {
+            "tournament": lambda: graphene.Int(required=True),
+            "deal_set": lambda: graphene.Int(required=True),
+            "rotation": lambda: graphene.Int(required=True),
+        },
+    ),
+    "tournament_progress": (
+        "A table of the tournament finished: how many have; status finished on its last one.",
+        {
+            "tournament": lambda: graphene.Int(required=True),
+            "tables_finished": lambda: graphene.Int(required=True),
+            "tables_total": lambda: graphene.Int(required=True),
+            "status": lambda: graphene.String(required=True, description="running or finished"),
+        },
+    ),
+    "tournament_next_table": (
+        "A tournament with people: the table that starts now that this one is over.",
+        {
+            "tournament": lambda: graphene.Int(required=True),
+            "next_table": lambda: graphene.Int(required=True, description="The next table's id"),
+        },
     ),
 }
 

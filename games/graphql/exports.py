@@ -7,7 +7,7 @@ from typing import Any
 import graphene
 
 from games import exports
-from games.graphql.enums import BotLevel, MoveKind
+from games.graphql.enums import SEAT_LEVEL, MoveKind
 from games.graphql.events import HandRecord
 from games.graphql.types import Clocks, MovePayload, TableOptions
 
@@ -16,7 +16,7 @@ class ExportSeat(graphene.ObjectType):
     seat = graphene.Int(required=True)
     name = graphene.String()
     player = graphene.Int(description="The player's id; null for a bot")
-    bot = graphene.Field(BotLevel, description="Bot level; null for a person")
+    bot = graphene.String(description=f"{SEAT_LEVEL}; null for a person")
 
 
 class ExportHand(HandRecord):

@@ -8,20 +8,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import graphene
-from graphene.utils.str_converters import to_camel_case
 
 from bots import LEVELS
 from games import accounts, messages, reads, services
 from games.accounts import Principal
-from games.engine import OPTION_SPECS
 from games.errors import ServiceError
+from games.graphql.bots import BotMutations, BotQueries
 from games.graphql.enums import ViewerKind, Visibility
 from games.graphql.events import EVENT_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
+from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
 from games.graphql.ratings import RatingsQuery
-from games.graphql.types import Error, Table, TableRef
+from games.graphql.tournaments import TournamentMutation, TournamentQuery
+from games.graphql.types import Error, Table, TableRef, error_of
 from games.services import Idempotency, Outcome
 
 if TYPE_CHECKING:  # types only: the queries are in games.accounts
@@ -97,7 +98,7 @@ def _uncursor(cursor: str) -> int:
     raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
 
 
-class Query(RatingsQuery, graphene.ObjectType):
+class Query(RatingsQuery, TournamentQuery, BotQueries, graphene.ObjectType):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
         TableConnection,
@@ -199,14 +200,6 @@ class Query(RatingsQuery, graphene.ObjectType):
 
 # -- mutations --------------------------------------------------------------------------
 
-_FIELD_DETAILS = ("option", "clock", "field")
-
-
-def error_of(exc: ServiceError) -> Error:
-    """The typed error of a refusal; `field` is named as in the GraphQL input (`targetScore`)."""
-    field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
-    return Error(code=exc.code, message=exc.detail, field=to_camel_case(field) if field else None)
-
 
 class TablePayload(graphene.ObjectType):
     table = graphene.Field(Table, description="The table as you see it after the action (null on error)")
@@ -274,60 +267,19 @@ def _level(level: str) -> str:
 
 class BotSeat(graphene.InputObjectType):
     position = graphene.Int(required=True, description="The seat, 0 first")
-    level = graphene.String(required=True, description=f"One of {', '.join(LEVELS)} (else invalid_bot_level)")
-
-
-def _option_input(name: str) -> str:
-    spec = next(s for s in OPTION_SPECS if s.name == name)
-    if spec.choices is not None:
-        allowed = f"One of {', '.join(map(str, spec.choices))}"
-    else:
-        allowed = f"From {spec.minimum} to {spec.maximum}"
-    return f"{spec.help} {allowed} (else invalid_option naming it); default {spec.default}."
-
-
-class TableOptionsInput(graphene.InputObjectType):
-    """The table's rules; a field left out (or null) takes its default. Checked by the engine:
-    a bad value is `invalid_option` with `field` naming the option."""
-
-    players = graphene.Int(description=_option_input("players"))
-    target_score = graphene.Int(description=_option_input("target_score"))
-    variant = graphene.String(description=_option_input("variant"))
-    omnibus_card = graphene.String(description=_option_input("omnibus_card") + " Any card notation: jd, 10D.")
-    tie_rule = graphene.String(description=_option_input("tie_rule"))
-
-
-_SECONDS = "Whole seconds from 5 to 86,400, or null for no clock (else invalid_clock); default {}."
-
-
-class ClocksInput(graphene.InputObjectType):
-    """Turn clocks; a clock left out takes its default, an explicit null turns it off."""
-
-    pass_ = graphene.Int(name="pass", description="Seconds to pass. " + _SECONDS.format(60))
-    play = graphene.Int(description="Seconds to play a card. " + _SECONDS.format(30))
-    moon = graphene.Int(description="Seconds for a shooter to choose. " + _SECONDS.format(30))
-    away_after = graphene.Int(
-        description="Timeouts in a row that mark a seat away (a bot plays it until its player acts): "
-        "1 to 20 (else invalid_clock); default 2."
+    level = graphene.String(
+        required=True,
+        description=f"One of {', '.join(LEVELS)}, or ext:<name> for a bot the app brought "
+        "(else invalid_bot_level)",
     )
-
-
-def _options(given: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The engine's options from the input: only the fields given a value."""
-    return None if given is None else {k: v for k, v in given.items() if v is not None}
-
-
-def _clocks(given: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The service's clocks from the input: the fields given, null included (no clock)."""
-    return None if given is None else {("pass" if k == "pass_" else k): v for k, v in given.items()}
 
 
 def _create(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
     bots = {b["position"]: b["level"] for b in kw.get("bots") or []}
     return services.table_create(
-        options=_options(kw.get("options")),
+        options=options_given(kw.get("options")),
         bots=bots,
-        clocks=_clocks(kw.get("clocks")),
+        clocks=clocks_given(kw.get("clocks")),
         app=p.app,
         visibility=_wire(kw.get("visibility")) or "public",
         invited=kw.get("invited"),
@@ -432,7 +384,7 @@ LeaveTable = _mutation(
 )
 AddBot = _mutation(
     "AddBot",
-    "Seat a bot of a level (random, basic, strong, expert).",
+    "Seat a bot of a level (random, basic, strong, expert, or ext:<name> for a bot the app brought).",
     {**_TABLE, "level": graphene.String(default_value="basic"), "position": graphene.Int()},
     lambda p, idem, **kw: services.bot_add(
         table_id=kw["table_id"],
@@ -475,8 +427,8 @@ def _quick_play(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
     return services.quick_play(
         player=_player(p),
         app=p.app,
-        options=_options(kw.get("options")),
-        clocks=_clocks(kw.get("clocks")),
+        options=options_given(kw.get("options")),
+        clocks=clocks_given(kw.get("clocks")),
         bot_level=kw.get("bot_level", "basic"),
         wait_seconds=kw.get("wait_seconds", services.WAIT_DEFAULT),
         idempotency=idem,
@@ -762,7 +714,7 @@ class SetLanguage(graphene.Mutation):
             return LanguagePayload(errors=[error_of(exc)])
 
 
-class Mutation(graphene.ObjectType):
+class Mutation(TournamentMutation, BotMutations, graphene.ObjectType):
     create_guest = CreateGuest.Field()
     create_player = CreatePlayer.Field()
     issue_token = IssueToken.Field()

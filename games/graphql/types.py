@@ -6,14 +6,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import graphene
+from graphene.utils.str_converters import to_camel_case
 
 from games import reads, services
 from games.accounts import Principal
 from games.engine import OPTION_SPECS
 from games.errors import ServiceError
 from games.graphql.enums import (
+    SEAT_LEVEL,
     ActionType,
-    BotLevel,
     ErrorCode,
     MoonChoice,
     MoveKind,
@@ -39,11 +40,20 @@ class Error(graphene.ObjectType):
     field = graphene.String(description="The input field at fault, when there is one")
 
 
+_FIELD_DETAILS = ("option", "clock", "field")
+
+
+def error_of(exc: ServiceError) -> Error:
+    """The typed error of a refusal; `field` is named as in the GraphQL input (`targetScore`)."""
+    field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
+    return Error(code=exc.code, message=exc.detail, field=to_camel_case(field) if field else None)
+
+
 class Seat(graphene.ObjectType):
     position = graphene.Int(required=True)
     player = graphene.Int()
     name = graphene.String()
-    bot = graphene.Field(BotLevel, description="Bot level, or null for a person or an open seat")
+    bot = graphene.String(description=f"{SEAT_LEVEL}; null for a person or an open seat")
     away = graphene.Boolean(description="Timed out too often: a bot plays it until the player acts again")
     timeouts = graphene.Int(description="Clocks run out in a row (reset when the player acts)")
 
@@ -74,6 +84,10 @@ class TableOptions(graphene.ObjectType):
     variant = graphene.Field(Variant, required=True, description=_option("variant"))
     omnibus_card = graphene.Field(OmnibusCard, required=True, description=_option("omnibus_card"))
     tie_rule = graphene.Field(TieRule, required=True, description=_option("tie_rule"))
+    first_hand = graphene.Int(
+        required=True, description=_option("first_hand"), resolver=lambda o, _: o.get("first_hand", 1)
+    )
+    hands = graphene.Int(required=True, description=_option("hands"), resolver=lambda o, _: o.get("hands", 0))
 
 
 class CardAt(graphene.ObjectType):
@@ -161,7 +175,7 @@ class MovePayload(graphene.ObjectType):
     card = graphene.String(description="A play")
     choice = graphene.Field(MoonChoice, description="A moon choice")
     player = graphene.Int(description="join and leave")
-    level = graphene.Field(BotLevel, description="add_bot")
+    level = graphene.String(description=f"add_bot. {SEAT_LEVEL}")
 
 
 class Move(graphene.ObjectType):

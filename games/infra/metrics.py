@@ -57,6 +57,12 @@ TIMEOUTS = Counter(
     "Turn clocks that ran out (a turn_timed_out event: the server acted for a late seat), by kind",
     ["kind"],
 )
+BROUGHT_BOT_MOVES = Counter(
+    "hearts_brought_bot_moves",
+    "Moves owed by bots apps brought (docs/bots-byo.md), by outcome: answered, or the reason the "
+    "basic bot moved instead (timeout, failed, bad_answer, illegal, disabled)",
+    ["outcome"],
+)
 BOT_SECONDS = Histogram(
     "hearts_bot_decision_seconds",
     "Time a bot (or the basic bot acting for a late or away seat) took to choose a move, by level",
@@ -102,6 +108,11 @@ def action_applied(kind: str, actor: str) -> None:
 def timeout(kind: str) -> None:
     """A seat's clock ran out and the server acted for it; counted when the move commits."""
     transaction.on_commit(TIMEOUTS.labels(str(kind)).inc)
+
+
+def brought_bot_move(outcome: str) -> None:
+    """A brought bot's move: answered, or fallen back for a reason; counted when the move commits."""
+    transaction.on_commit(BROUGHT_BOT_MOVES.labels(outcome).inc)
 
 
 def refused(code: str, api: str = "rest") -> None:

@@ -2,11 +2,13 @@
 
 `lobby` creates tables and changes their seats, `play` applies the seats' actions and the moves the
 server owes, `record` writes what a change leaves behind (the move log, the state, the hands and
-the scoresheet, and after the commit the wake-ups and tasks), and `common` holds the transaction
+the scoresheet, the ratings of a rated game that ends (`ratings`), and after the commit the
+wake-ups and tasks), and `common` holds the transaction
 (locking, the client's version, idempotent answers) they all run in. The adapters import only
 what is re-exported here.
 """
 
+from games.services.botturns import bots_play
 from games.services.common import (
     CLOCK_DEFAULTS,
     SPECTATOR_DELAY_LIMITS,
@@ -32,15 +34,18 @@ from games.services.matchmaking import WAIT_DEFAULT, WAIT_LIMITS, not_waiting, q
 from games.services.matchmaking import leave as quick_play_leave
 from games.services.play import (
     action_submit,
-    bots_play,
     clock_expired,
     seat_back,
     table_replay,
     table_seen,
 )
+from games.services.ratings_replay import ratings_replay
+from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, created_answer, tournament_create
 
 __all__ = [
     "CLOCK_DEFAULTS",
+    "MAX_DEAL_SETS",
+    "MAX_SEED",
     "SPECTATOR_DELAY_LIMITS",
     "UNSCOPED",
     "WAIT_DEFAULT",
@@ -54,6 +59,7 @@ __all__ = [
     "check_level",
     "clock_expired",
     "clocks_from",
+    "created_answer",
     "invite_create",
     "invite_revoke",
     "invites_of",
@@ -61,6 +67,7 @@ __all__ = [
     "not_waiting",
     "quick_play",
     "quick_play_leave",
+    "ratings_replay",
     "rematch",
     "seat_back",
     "seat_join",
@@ -71,5 +78,6 @@ __all__ = [
     "table_replay",
     "table_seen",
     "table_start",
+    "tournament_create",
     "waiting_of",
 ]

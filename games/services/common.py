@@ -12,7 +12,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from bots import LEVELS
-from games import reads
+from games import extbots, reads
 from games.accounts import Principal
 from games.engine import Event, State
 from games.errors import ServiceError
@@ -37,6 +37,7 @@ class Outcome:
     response: tuple[int, str] | None = None
     replayed: bool = False
     state: State | None = None
+    made: Any = None  # what a creation made that is not a table (a tournament)
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,7 @@ class Idempotency:
         and `payload` is its input; the stored answer is the table as `principal` sees it."""
         if key is None:
             return None
-        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-        fingerprint = hashlib.sha256(f"{what}\n{canonical}".encode()).hexdigest()
+        fingerprint = cls.fingerprint_of(what, payload)
 
         def render(out: Outcome) -> tuple[int, str]:
             assert out.table is not None
@@ -68,6 +68,12 @@ class Idempotency:
             return status, json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
         return cls(principal.owner, key, fingerprint, render)
+
+    @staticmethod
+    def fingerprint_of(what: str, payload: Any) -> str:
+        """What identifies a request: its name and its input, canonically."""
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(f"{what}\n{canonical}".encode()).hexdigest()
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.key) <= 128 or not (self.key.isascii() and self.key.isprintable()):
@@ -147,14 +153,25 @@ def spectator_delay_from(raw: object) -> dict[str, int] | None:
 
 
 def check_level(level: object) -> None:
-    """Refuse an unknown bot level with `invalid_bot_level` (the levels are in `bots.LEVELS`)."""
-    if level not in LEVELS:
+    """Refuse an unknown bot level with `invalid_bot_level`: the levels are in `bots.LEVELS`, and
+    `ext:<name>` names a bot an app brought (`check_seat_level` checks that it exists)."""
+    if level not in LEVELS and not (
+        isinstance(level, str) and extbots.is_external(level) and extbots.NAME.fullmatch(level[4:])
+    ):
         raise ServiceError(
             "invalid_bot_level",
-            f"bot level must be one of {', '.join(LEVELS)}",
+            f"bot level must be one of {', '.join(LEVELS)}, or ext:<name> for a bot the app brought",
             kind="malformed",
             levels=list(LEVELS),
         )
+
+
+def check_seat_level(level: object, app_id: int | None) -> None:
+    """`check_level`, and an `ext:<name>` level must name an enabled bot endpoint of the table's
+    app (a guest's table has none): else `invalid_bot_level`."""
+    check_level(level)
+    if isinstance(level, str) and extbots.is_external(level):
+        extbots.check_level(app_id, level)
 
 
 def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
@@ -178,7 +195,7 @@ def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
                 status=status,
                 body=body,
             )
-            return Outcome(out.table, out.events, (status, body))
+            return Outcome(out.table, out.events, (status, body), made=out.made)
     except (ServiceError, IntegrityError):
         # A repeat fails where the first succeeded (the seat already passed, the key's row
         # exists): answer with the first response if there is one, else this refusal.

@@ -20,6 +20,7 @@ from games.services.common import (
     Outcome,
     Scope,
     check_level,
+    check_seat_level,
     check_version,
     clocks_from,
     locked,
@@ -106,7 +107,7 @@ def table_create(
     for position, level in bots.items():
         if type(position) is not int or not 0 <= position < opts.players:
             raise ServiceError("invalid_seat", f"no seat {position!r} at this table", kind="malformed")
-        check_level(level)
+        check_seat_level(level, app.pk if app else None)
     check_visibility(visibility)
     named = check_invited(invited, app)
     if creator is not None:
@@ -207,6 +208,7 @@ def bot_add(
     check_level(level)
 
     def change(table: Table, seats: list[Seat]) -> None:
+        check_seat_level(level, table.app_id)
         _seat_bot(table, open_seat(seats, position), level)
 
     return _seat_change(table_id, scope, expected_version, idempotency, change, player=player)
@@ -228,6 +230,7 @@ def table_start(
     def change(table: Table, seats: list[Seat]) -> None:
         if player is not None and not any(s.player_id == player.pk for s in seats):
             raise ServiceError("not_seated", "only a seated player can start the table", kind="rules")
+        check_seat_level(fill_with, table.app_id)
         for seat in seats:
             if not seat.taken:
                 _seat_bot(table, seat, fill_with)

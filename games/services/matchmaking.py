@@ -29,7 +29,7 @@ from games.services.common import (
     UNSCOPED,
     Idempotency,
     Outcome,
-    check_level,
+    check_seat_level,
     clocks_from,
     locked,
     open_seat,
@@ -78,7 +78,7 @@ def quick_play(
         raise ServiceError.from_engine(exc) from exc
     clock_set = clocks_from(clocks)
     if bot_level is not None:
-        check_level(bot_level)
+        check_seat_level(bot_level, app.pk if app else None)
     wait = check_wait(wait_seconds)
     key = match_key(opts, clock_set, bot_level)
 

@@ -31,6 +31,7 @@ from games.engine import (
 from games.errors import ServiceError
 from games.infra import metrics
 from games.models import Move, Player, Seat, Table
+from games.services import tournaments
 from games.services.common import (
     UNSCOPED,
     Idempotency,
@@ -149,31 +150,6 @@ def seat_back(
     return run(act, idempotency)
 
 
-def bots_play(*, table_id: int, version: int, limit: int | None = None) -> Outcome:
-    """Every move owed by bots and seats marked away, as long as only they are to act, in one
-    transaction (each its own move in the log), up to the end of the current hand, or `limit`
-    moves (then the commit queues the rest as a new task). A task queued for another version
-    (stale, or delivered twice) does nothing. At a paced table (`bot_timing.pace_ms`) it stops
-    before a second card: the commit queues the next one after the pace. With a thinking time,
-    a task makes at most as many moves as fit in TASK_THINKING_MS (far below its time limit)."""
-
-    def act() -> Outcome:
-        table, _ = locked(table_id, UNSCOPED, with_seats=False)
-        if table.version != version or not table.bot_turn or table.state is None:
-            return Outcome(None)
-        most = limit
-        think = bot_timing.think_ms(table)
-        if think is not None and most is not None:
-            most = min(most, max(1, TASK_THINKING_MS // think))
-        moves: list[Move] = []
-        paced = bot_timing.pace_ms(table) > 0
-        events = advance(table, state_from_dict(table.state), moves, limit=most, one_card=paced)
-        write(table, moves)
-        return Outcome(table, events)
-
-    return run(act, None)
-
-
 def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime | None = None) -> Outcome:
     """The clock ran out: the server acts for every seat it was waiting on (the basic bot's pass
     or play, the moon default of docs/rules.md). A seat that times out `away_after` times in a row is
@@ -239,6 +215,12 @@ def table_replay(table: Table) -> State | None:
     return state
 
 
+def _asked(table: Table, seat: int) -> bool:
+    """A seat of a bot an app brought (not marked away): its moves are asked of the bot."""
+    info = table.seating[seat]
+    return str(info["bot"] or "").startswith("ext:") and not info.get("away")
+
+
 def take_back(table: Table, seat: int) -> list[Event]:
     """The player is back: their seat is theirs again, with its timeout count reset."""
     was_away = table.seating[seat]["away"]
@@ -259,16 +241,41 @@ def advance(
     one_card: bool = False,
 ) -> list[Event]:
     """Make the moves the server owes: for seats whose clock ran out (once each), and (unless
-    `bots` is False) for bots and away seats while only they are to act, stopping at the end of
-    the hand (with `one_card`, before a card played after a move made here: a paced table). Each
-    move is logged on its own, with the events it caused, into `moves` (the caller writes them
-    with the table row: `record.write`)."""
+    `bots` is False) for built-in bots and away seats while only they are to act, stopping at the
+    end of the hand or at a brought bot's turn (services.botturns asks it), and with `one_card`
+    before a card played after a move made here (a paced table). Each move is logged on its own,
+    with the events it caused, into `moves` (the caller writes them with the table row:
+    `record.write`)."""
 
+    shared = tournaments.shared_rng(table)
+    try:
+        return _advance(table, state, moves, timed_out, first_events, limit, bots, one_card, shared)
+    finally:
+        if shared is not None:  # the stream goes on where these moves left it
+            table.bot_rng = tournaments.rng_state(shared)
+
+
+def _advance(
+    table: Table,
+    state: State,
+    moves: list[Move],
+    timed_out: AbstractSet[int],
+    first_events: Sequence[Event],
+    limit: int | None,
+    bots: bool,
+    one_card: bool,
+    shared: random.Random | None,
+) -> list[Event]:
     caused: list[Event] = []
     hand, pending, made = state.hand_no, list(first_events), 0
     missed = table.deadline.isoformat() if table.deadline else None  # the deadline the late seats missed
     while state.phase != GAME_OVER and state.hand_no == hand:
-        due = [s for s in state.to_act() if s in timed_out or (bots and plays_itself(table, s))]
+        # A brought bot (`ext:<name>`) is asked outside the transaction (services.botturns).
+        due = [
+            s
+            for s in state.to_act()
+            if s in timed_out or (bots and plays_itself(table, s) and not _asked(table, s))
+        ]
         if not due:
             break
         for seat in due:
@@ -280,7 +287,7 @@ def advance(
                 action: Any = MoonChoice(state.default_moon_choice())
             else:
                 level = table.seating[seat]["bot"] or "basic"
-                rng = random.Random(f"{table.seed}/{table.version}/{seat}")
+                rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
                 with metrics.bot_decision(level):
                     think = bot_timing.think_ms(table)
                     action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))

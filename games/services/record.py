@@ -7,9 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from games import bot_timing, webhooks
@@ -47,6 +48,12 @@ def public(type: str, **data: Any) -> Event:
 
 _FINISHING = {"game_over": "finished", "table_abandoned": "abandoned"}
 
+# Sent by `log` in the transaction of the move that ends a game, with `table` and `totals` (None
+# when the game was abandoned); each
+# receiver answers the public events it adds to that move (games.services.tournaments: a
+# tournament's progress), so they are logged, streamed and delivered with the game's end.
+game_ended = Signal()
+
 
 def log(
     table: Table,
@@ -73,6 +80,11 @@ def log(
         if e.type in _FINISHING:  # one event says the table is over, however it ended
             finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
             tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
+            totals = e.data.get("totals")
+            for _, added in game_ended.send(
+                Table, table=table, totals=None if totals is None else list(totals)
+            ):
+                tagged.extend([a.type, dict(a.data), None, hand] for a in cast(list[Event], added))
     move = Move(
         table=table,
         seq=table.version,
@@ -153,7 +165,7 @@ def start_if_full(table: Table, seats: list[Seat], announce: Iterable[Event] = (
     events: list[Event] = [*announce, public("game_started")]
     state = State.new_game(Options.from_dict(table.options), table.seed, events, table=str(table.pk))
     log(table, Move.Kind.START, None, {}, events)
-    store_state(table, state, (None, 0, 0))
+    store_state(table, state, (None, state.hand_no - 1, 0))  # a table may start past hand 1
 
 
 def store_state(table: Table, state: State, before: tuple[str | None, int, int]) -> None:
@@ -200,10 +212,11 @@ def has_people(seating: Iterable[SeatRow]) -> bool:
     return any(s["player"] is not None for s in seating)
 
 
-def schedule(table: Table | None) -> None:
+def schedule(table: Table | None, *, bots: bool = True) -> None:
     """After the commit: wake the table's streams, set its turn clock (games.infra.clocks), and
-    queue a worker task for the moves bots owe: at a paced table, a bot's card is queued to run
-    after the pace (a countdown: no worker waits for it, docs/bots-and-clocks.md#pace)."""
+    (unless `bots` is False: the caller goes on itself) queue a worker task for the moves bots owe:
+    at a paced table, a bot's card is queued to run after the pace (a countdown: no worker waits
+    for it, docs/bots-and-clocks.md#pace)."""
     if table is None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
@@ -214,7 +227,7 @@ def schedule(table: Table | None) -> None:
         return
     table_id, version, bot_turn = table.pk, table.version, table.bot_turn
     lane = jobs.lane_of(people=has_people(table.seating), app_id=table.app_id or 0)
-    if bot_turn:
+    if bot_turn and bots:
         pace = bot_timing.pace_ms(table) if table.status == Table.Status.PLAYING else 0
         transaction.on_commit(lambda: queue_tasks(table_id, version, lane, pace / 1000))
 

@@ -51,7 +51,7 @@ from games.webhooks.endpoints import (
 )
 from games.webhooks.recording import queue, record, redeliver
 from games.webhooks.sending import attempt, deliver_due, due, sweep
-from games.webhooks.transport import backoff, post, sign
+from games.webhooks.transport import backoff, blocked, exchange, post, sign
 
 __all__ = [
     "BODY_TYPE",
@@ -65,6 +65,7 @@ __all__ = [
     "TIMESTAMP_HEADER",
     "attempt",
     "backoff",
+    "blocked",
     "check_event_types",
     "check_url",
     "deliver_due",
@@ -76,6 +77,7 @@ __all__ = [
     "endpoint_of",
     "endpoint_update",
     "endpoints_of",
+    "exchange",
     "post",
     "queue",
     "record",

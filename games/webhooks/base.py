@@ -16,6 +16,7 @@ PUBLIC_EVENT_TYPES = (
     "seat_taken",
     "seat_left",
     "bot_added",
+    "bot_fallback",
     "game_started",
     "hand_started",
     "pass_submitted",
@@ -40,6 +41,9 @@ PUBLIC_EVENT_TYPES = (
     "rematch_proposed",
     "rematch_accepted",
     "rematch_started",
+    "tournament_table",
+    "tournament_progress",
+    "tournament_next_table",
 )
 HIDDEN_EVENT_TYPES = ("cards_dealt", "cards_passed", "cards_received")
 # Standard Webhooks (https://www.standardwebhooks.com): the delivery id, the attempt's unix time and

@@ -69,10 +69,25 @@ def _blocked_address(host: str, port: int) -> str | None:
 
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> tuple[int | None, str]:
     """POST once: (HTTP status or None, error text or '')."""
+    code, _, error = exchange(url, body, headers, timeout, read=1024)
+    return code, error
+
+
+def blocked(url: str) -> str | None:
+    """Why `url`'s host may not be sent to (a private, loopback or link-local address, unless
+    WEBHOOK_ALLOW_PRIVATE_HOSTS), or None; bot endpoints (games.extbots) are checked alike."""
     parts = urlsplit(url)
-    blocked = _blocked_address(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
-    if blocked:
-        return None, blocked
+    return _blocked_address(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+
+
+def exchange(
+    url: str, body: bytes, headers: Mapping[str, str], timeout: float, *, read: int
+) -> tuple[int | None, bytes, str]:
+    """POST once and read up to `read` bytes of the answer: (HTTP status or None, the answer's
+    bytes, error text or ''). Follows no redirect, never reaches a refused address."""
+    refused = blocked(url)
+    if refused:
+        return None, b"", refused
     proxy = conf("WEBHOOK_PROXY")
     opener = urllib.request.build_opener(
         _NoRedirects, urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
@@ -80,10 +95,9 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> t
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
     try:
         with opener.open(request, timeout=timeout) as response:
-            response.read(1024)
-            return response.status, ""
+            return response.status, response.read(read), ""
     except urllib.error.HTTPError as exc:
-        return exc.code, f"HTTP {exc.code}"
+        return exc.code, b"", f"HTTP {exc.code}"
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        return None, f"{type(exc).__name__}: {reason}"[:300]
+        return None, b"", f"{type(exc).__name__}: {reason}"[:300]

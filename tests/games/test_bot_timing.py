@@ -34,10 +34,10 @@ def test_both_options_are_set_at_creation_and_shown_apart_from_the_clocks() -> N
     assert (again["bot_think_ms"], again["bot_pace_ms"]) == (250, 1200)
     made = ok(
         "mutation { createTable(botThinkMs: 10, botPaceMs: 0) "
-        "{ table { id botThinkMs botPacems: botPaceMs clocks { play } } errors { code } } }",
+        "{ table { id botThinkMs botPaceMs clocks { play } } errors { code } } }",
         token,
     )["table"]
-    assert (made["botThinkMs"], made["botPacems"], made["clocks"]["play"]) == (10, 0, 30)
+    assert (made["botThinkMs"], made["botPaceMs"], made["clocks"]["play"]) == (10, 0, 30)
 
 
 def test_out_of_bounds_values_are_refused_with_the_field_and_create_nothing() -> None:

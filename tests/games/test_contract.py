@@ -255,8 +255,9 @@ export const table: CreateTable = {
 };
 // @ts-expect-error not a variant
 export const badVariant: CreateTable = { options: { variant: "spades" } };
-// @ts-expect-error not a bot level
-export const badBot: CreateTable = { bots: { "1": "grandmaster" } };
+export const broughtBot: CreateTable = { bots: { "1": "ext:my-bot" } };
+// @ts-expect-error a bot level is a string
+export const badBot: CreateTable = { bots: { "1": 3 } };
 
 export const code: ErrorCode = "stale_version";
 // @ts-expect-error not an error code

@@ -15,7 +15,8 @@ from hearts_client.client import api_base
 from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
-    BotLevel,
+    BotEndpoint,
+    BotEndpointWithSecret,
     Event,
     GameExport,
     LeaderboardPage,
@@ -26,10 +27,14 @@ from hearts_client.models import (
     RatingHistoryPage,
     RatingSystem,
     Scoresheet,
+    SeatLevel,
     SpectatorDelay,
+    Standings,
     StreamTicket,
     Table,
     TablePage,
+    Tournament,
+    TournamentTableRow,
 )
 
 
@@ -101,7 +106,7 @@ class AsyncHeartsClient:
         self,
         *,
         options: dict[str, Any] | None = None,
-        bots: dict[int, BotLevel] | None = None,
+        bots: dict[int, SeatLevel] | None = None,
         clocks: dict[str, int | None] | None = None,
         visibility: str | None = None,
         invited: list[int] | None = None,
@@ -142,6 +147,43 @@ class AsyncHeartsClient:
 
     async def revoke_invite(self, table_id: int, code: str) -> None:
         await self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
+
+    async def create_tournament(
+        self,
+        entrants: list[dict[str, Any]],
+        deal_sets: int,
+        *,
+        options: dict[str, Any] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        seed: str | None = None,
+        name: str = "",
+        idempotency_key: str | None = None,
+    ) -> Tournament:
+        """App key: a duplicate tournament, its tables started. `entrants` are {"player": id} or
+        {"bot": level}; `seed` makes the deals those of `python -m bots.tournament --seed`."""
+        body: dict[str, Any] = {"entrants": entrants, "deal_sets": deal_sets, "name": name}
+        for field, value in (("options", options), ("clocks", clocks), ("seed", seed)):
+            if value is not None:
+                body[field] = value
+        return cast(Tournament, await self._write("tournaments", body, key=idempotency_key))
+
+    async def tournaments(self) -> list[Tournament]:
+        """App key: its tournaments, newest first."""
+        return cast(list[Tournament], (await self._run(Call("GET", "tournaments", self.retry)))["results"])
+
+    async def tournament(self, tournament_id: int) -> Tournament:
+        return cast(Tournament, await self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
+
+    async def tournament_standings(self, tournament_id: int) -> Standings:
+        """Ranked by points relative to the others who held the same cards, with 95% intervals."""
+        return cast(
+            Standings, await self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry))
+        )
+
+    async def tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
+        """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
+        answer = await self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
+        return cast(list[TournamentTableRow], answer["results"])
 
     async def invite_table(self, code: str) -> Table:
         return cast(Table, await self._run(Call("GET", f"invites/{code}", self.retry)))
@@ -242,7 +284,7 @@ class AsyncHeartsClient:
     async def add_bot(
         self,
         table_id: int,
-        level: BotLevel = "basic",
+        level: SeatLevel = "basic",
         position: int | None = None,
         *,
         version: int | None = None,
@@ -255,7 +297,7 @@ class AsyncHeartsClient:
     async def start(
         self,
         table_id: int,
-        fill_with: BotLevel = "basic",
+        fill_with: SeatLevel = "basic",
         *,
         version: int | None = None,
         idempotency_key: str | None = None,
@@ -281,7 +323,7 @@ class AsyncHeartsClient:
         *,
         options: dict[str, Any] | None = None,
         clocks: dict[str, int | None] | None = None,
-        bot_level: BotLevel | None = "basic",
+        bot_level: SeatLevel | None = "basic",
         wait_seconds: int = 20,
         idempotency_key: str | None = None,
     ) -> Table:
@@ -292,6 +334,48 @@ class AsyncHeartsClient:
             "wait_seconds": wait_seconds,
         }
         return cast(Table, await self._write("quick-play", body, key=idempotency_key))
+
+    # -- bots the app brings (docs/bots-byo.md) ------------------------------------------------
+
+    async def register_bot(
+        self, name: str, url: str, *, timeout_ms: int | None = None
+    ) -> BotEndpointWithSecret:
+        """App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds
+        its signing secret (`whsec_...`), shown this once."""
+        body: dict[str, Any] = {"name": name, "url": url}
+        if timeout_ms is not None:
+            body["timeout_ms"] = timeout_ms
+        return cast(BotEndpointWithSecret, await self._write("bots", body))
+
+    async def bots(self) -> list[BotEndpoint]:
+        """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
+        return cast(list[BotEndpoint], (await self._run(Call("GET", "bots", self.retry)))["results"])
+
+    async def get_bot(self, bot_id: int) -> BotEndpoint:
+        return cast(BotEndpoint, await self._run(Call("GET", f"bots/{bot_id}", self.retry)))
+
+    async def update_bot(
+        self,
+        bot_id: int,
+        *,
+        name: str | None = None,
+        url: str | None = None,
+        timeout_ms: int | None = None,
+        enabled: bool | None = None,
+    ) -> BotEndpoint:
+        """Change what is given; `enabled=False` stops calling it (its seats' moves fall back)."""
+        changes = {"name": name, "url": url, "timeout_ms": timeout_ms, "enabled": enabled}
+        body = {k: v for k, v in changes.items() if v is not None}
+        return cast(
+            BotEndpoint, await self._run(Call("PATCH", f"bots/{bot_id}", self.retry, body=body, write=True))
+        )
+
+    async def delete_bot(self, bot_id: int) -> None:
+        await self._run(Call("DELETE", f"bots/{bot_id}", self.retry, write=True))
+
+    async def rotate_bot_secret(self, bot_id: int) -> BotEndpointWithSecret:
+        """A new signing secret, shown this once; the old one stops at once."""
+        return cast(BotEndpointWithSecret, await self._write(f"bots/{bot_id}/secret", {}))
 
     async def waiting(self) -> Table | None:
         try:

@@ -14,7 +14,8 @@ from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, 
 from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
-    BotLevel,
+    BotEndpoint,
+    BotEndpointWithSecret,
     Event,
     GameExport,
     LeaderboardPage,
@@ -25,10 +26,14 @@ from hearts_client.models import (
     RatingHistoryPage,
     RatingSystem,
     Scoresheet,
+    SeatLevel,
     SpectatorDelay,
+    Standings,
     StreamTicket,
     Table,
     TablePage,
+    Tournament,
+    TournamentTableRow,
 )
 
 
@@ -115,7 +120,7 @@ class HeartsClient:
         self,
         *,
         options: dict[str, Any] | None = None,
-        bots: dict[int, BotLevel] | None = None,
+        bots: dict[int, SeatLevel] | None = None,
         clocks: dict[str, int | None] | None = None,
         visibility: str | None = None,
         invited: list[int] | None = None,
@@ -167,6 +172,41 @@ class HeartsClient:
         """Refuse this code from now on."""
         self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
 
+    def create_tournament(
+        self,
+        entrants: list[dict[str, Any]],
+        deal_sets: int,
+        *,
+        options: dict[str, Any] | None = None,
+        clocks: dict[str, int | None] | None = None,
+        seed: str | None = None,
+        name: str = "",
+        idempotency_key: str | None = None,
+    ) -> Tournament:
+        """App key: a duplicate tournament, its tables started. `entrants` are {"player": id} or
+        {"bot": level}; `seed` makes the deals those of `python -m bots.tournament --seed`."""
+        body: dict[str, Any] = {"entrants": entrants, "deal_sets": deal_sets, "name": name}
+        for field, value in (("options", options), ("clocks", clocks), ("seed", seed)):
+            if value is not None:
+                body[field] = value
+        return cast(Tournament, self._write("tournaments", body, key=idempotency_key))
+
+    def tournaments(self) -> list[Tournament]:
+        """App key: its tournaments, newest first."""
+        return cast(list[Tournament], self._run(Call("GET", "tournaments", self.retry))["results"])
+
+    def tournament(self, tournament_id: int) -> Tournament:
+        return cast(Tournament, self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
+
+    def tournament_standings(self, tournament_id: int) -> Standings:
+        """Ranked by points relative to the others who held the same cards, with 95% intervals."""
+        return cast(Standings, self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry)))
+
+    def tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
+        """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
+        answer = self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
+        return cast(list[TournamentTableRow], answer["results"])
+
     def invite_table(self, code: str) -> Table:
         """The table a usable code joins, as a spectator sees it."""
         return cast(Table, self._run(Call("GET", f"invites/{code}", self.retry)))
@@ -181,6 +221,46 @@ class HeartsClient:
         (or "") follows Accept-Language again."""
         body = {"language": language or ""}
         return cast(Me, self._run(Call("PATCH", "me", self.retry, body=body, write=True)))
+
+    # -- bots the app brings (docs/bots-byo.md) ------------------------------------------------
+
+    def register_bot(self, name: str, url: str, *, timeout_ms: int | None = None) -> BotEndpointWithSecret:
+        """App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds
+        its signing secret (`whsec_...`), shown this once."""
+        body: dict[str, Any] = {"name": name, "url": url}
+        if timeout_ms is not None:
+            body["timeout_ms"] = timeout_ms
+        return cast(BotEndpointWithSecret, self._write("bots", body))
+
+    def bots(self) -> list[BotEndpoint]:
+        """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
+        return cast(list[BotEndpoint], (self._run(Call("GET", "bots", self.retry)))["results"])
+
+    def get_bot(self, bot_id: int) -> BotEndpoint:
+        return cast(BotEndpoint, self._run(Call("GET", f"bots/{bot_id}", self.retry)))
+
+    def update_bot(
+        self,
+        bot_id: int,
+        *,
+        name: str | None = None,
+        url: str | None = None,
+        timeout_ms: int | None = None,
+        enabled: bool | None = None,
+    ) -> BotEndpoint:
+        """Change what is given; `enabled=False` stops calling it (its seats' moves fall back)."""
+        changes = {"name": name, "url": url, "timeout_ms": timeout_ms, "enabled": enabled}
+        body = {k: v for k, v in changes.items() if v is not None}
+        return cast(
+            BotEndpoint, self._run(Call("PATCH", f"bots/{bot_id}", self.retry, body=body, write=True))
+        )
+
+    def delete_bot(self, bot_id: int) -> None:
+        self._run(Call("DELETE", f"bots/{bot_id}", self.retry, write=True))
+
+    def rotate_bot_secret(self, bot_id: int) -> BotEndpointWithSecret:
+        """A new signing secret, shown this once; the old one stops at once."""
+        return cast(BotEndpointWithSecret, self._write(f"bots/{bot_id}/secret", {}))
 
     def list_tables(
         self,
@@ -278,7 +358,7 @@ class HeartsClient:
     def add_bot(
         self,
         table_id: int,
-        level: BotLevel = "basic",
+        level: SeatLevel = "basic",
         position: int | None = None,
         *,
         version: int | None = None,
@@ -293,7 +373,7 @@ class HeartsClient:
     def start(
         self,
         table_id: int,
-        fill_with: BotLevel = "basic",
+        fill_with: SeatLevel = "basic",
         *,
         version: int | None = None,
         idempotency_key: str | None = None,
@@ -333,7 +413,7 @@ class HeartsClient:
         *,
         options: dict[str, Any] | None = None,
         clocks: dict[str, int | None] | None = None,
-        bot_level: BotLevel | None = "basic",
+        bot_level: SeatLevel | None = "basic",
         wait_seconds: int = 20,
         idempotency_key: str | None = None,
     ) -> Table:

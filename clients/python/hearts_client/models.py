@@ -8,6 +8,9 @@ TableStatus = Literal["open", "passing", "playing", "moon_choice", "finished", "
 Visibility = Literal["public", "unlisted", "private"]
 Phase = Literal["passing", "playing", "moon_choice", "game_over"]
 BotLevel = Literal["random", "basic", "strong", "expert"]
+# A seat's bot: a built-in BotLevel, or "ext:<name>" for a bot the app brought (docs/bots-byo.md).
+SeatLevel = BotLevel | str
+BotFallbackReason = Literal["timeout", "failed", "bad_answer", "illegal", "disabled"]
 MoonChoice = Literal["subtract", "add"]
 PassDirection = Literal["left", "right", "across", "hold"]
 
@@ -204,6 +207,120 @@ class GameExport(TypedDict):
     winners: list[int]
 
 
+TournamentStatus = Literal["running", "finished"]
+
+
+class Entrant(TypedDict):
+    """A tournament's entrant: a player of the app, or a bot level (the other one is None)."""
+
+    player: int | None
+    bot: str | None
+    name: str
+
+
+class Tournament(TypedDict):
+    """A duplicate tournament (`GET tournaments/{id}`; docs/tournaments.md)."""
+
+    id: int
+    name: str
+    status: TournamentStatus
+    entrants: list[Entrant]
+    options: dict[str, Any]
+    clocks: Clocks
+    deal_sets: int
+    seed: str | None  # None while running, unless the app chose it
+    tables_total: int
+    tables_finished: int
+    created_at: str
+    finished_at: str | None
+
+
+class Standing(TypedDict):
+    """One entrant's line: points per hand the others took with the same cards, minus its own."""
+
+    entrant: int
+    player: int | None
+    bot: str | None
+    name: str
+    rank: int
+    relative_points: float
+    ci95_low: float | None
+    ci95_high: float | None
+    points_per_hand: float
+    hands: int
+
+
+class Standings(TypedDict):
+    """`GET tournaments/{id}/standings`: over the complete deal sets, best first."""
+
+    tournament: int
+    status: TournamentStatus
+    deal_sets_complete: int
+    entrants: list[Standing]
+
+
+class TournamentTableRow(TypedDict):
+    """One of a tournament's tables (an ordinary table: `get_table(id)`)."""
+
+    id: int
+    deal_set: int
+    rotation: int
+    status: str
+
+
+# -- bots an app brings (docs/bots-byo.md) ------------------------------------------------------
+
+
+class BotFallbacks(TypedDict):
+    """Moves the basic bot made instead of the brought bot, by reason."""
+
+    timeout: int
+    failed: int
+    bad_answer: int
+    illegal: int
+    disabled: int
+
+
+class BotEndpoint(TypedDict):
+    """A bot the app brought: where its seats' turns are POSTed, and how it answered."""
+
+    id: int
+    name: str
+    level: str  # ext:<name>, the seat level naming it
+    url: str
+    timeout_ms: int
+    enabled: bool
+    calls: int
+    answered: int
+    fallbacks: BotFallbacks
+    last_error: str
+    last_called_at: str | None
+    created_at: str
+    updated_at: str
+
+
+class BotEndpointWithSecret(BotEndpoint):
+    """A registration's (or a rotation's) answer: the signing secret, shown this once."""
+
+    secret: str
+
+
+class BotTurn(TypedDict):
+    """The body the service POSTs to a brought bot when its seat must act."""
+
+    id: str
+    type: Literal["bot.turn"]
+    bot: int
+    name: str
+    table: int
+    version: int
+    seat: int
+    hand: int
+    timeout_ms: int
+    view: Game
+    legal_actions: LegalActions
+
+
 class StreamTicket(TypedDict):
     """Opens one stream without an Authorization header (`url` is that stream's, with the ticket)."""
 
@@ -261,6 +378,7 @@ ErrorCode = Literal[
     "invalid_event_type",
     "too_many_webhooks",
     "webhook_disabled",
+    "bot_name_taken",
     "invalid_format",
     "invalid_last_event_id",
     "ticket_invalid",
@@ -353,7 +471,13 @@ class SeatLeft(_Logged):
 class BotAdded(_Logged):
     type: Literal["bot_added"]
     seat: int
-    level: BotLevel
+    level: SeatLevel
+
+
+class BotFallback(_Logged):
+    type: Literal["bot_fallback"]
+    seat: int
+    reason: BotFallbackReason
 
 
 class HandStarted(_Logged):
@@ -528,6 +652,33 @@ class RematchStarted(_Logged):
     new_table: int
 
 
+class TournamentTable(_Logged):
+    """This table plays a deal set of a duplicate tournament."""
+
+    type: Literal["tournament_table"]
+    tournament: int
+    deal_set: int
+    rotation: int
+
+
+class TournamentProgress(_Logged):
+    """A table of the tournament finished; `status` is finished on its last one."""
+
+    type: Literal["tournament_progress"]
+    tournament: int
+    tables_finished: int
+    tables_total: int
+    status: Literal["running", "finished"]
+
+
+class TournamentNextTable(_Logged):
+    """A tournament with people: the table that starts now that this one is over."""
+
+    type: Literal["tournament_next_table"]
+    tournament: int
+    next_table: int
+
+
 class State(_Streamed):
     """First event of a table stream: the table as you see it."""
 
@@ -560,6 +711,7 @@ Event = Union[  # noqa: UP007 (a runtime alias)
     SeatTaken,
     SeatLeft,
     BotAdded,
+    BotFallback,
     HandStarted,
     CardsDealt,
     PassSubmitted,
@@ -586,6 +738,9 @@ Event = Union[  # noqa: UP007 (a runtime alias)
     RematchProposed,
     RematchAccepted,
     RematchStarted,
+    TournamentTable,
+    TournamentProgress,
+    TournamentNextTable,
     State,
     Tables,
     YourTurn,

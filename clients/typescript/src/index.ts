@@ -28,6 +28,10 @@ export type LeaderboardPage = Schemas["LeaderboardPageOut"];
 export type RatingChange = Schemas["RatingChangeOut"];
 export type RatingHistoryPage = Schemas["RatingHistoryPageOut"];
 export type RatingsChanged = Schemas["Event_ratings_changed"];
+export type Tournament = Schemas["TournamentOut"];
+export type Standings = Schemas["StandingsOut"];
+export type TournamentTableRow = Schemas["TournamentTableOut"];
+export type Entrant = { player: number } | { bot: BotLevel };
 /** The API's error codes (docs/errors.md). */
 export type ErrorCode = Schemas["ErrorCode"];
 /** An error body: one of the API's codes, or the client's own: `transport_error` (no answer) and
@@ -39,6 +43,26 @@ export type ErrorBody = Omit<Schemas["ErrorOut"], "code"> & {
 export type StreamEvent = Schemas["StreamEvent"];
 export type YourTurn = Schemas["Event_your_turn"];
 export type BotLevel = "random" | "basic" | "strong" | "expert";
+/** A seat's bot: a built-in level, or `ext:<name>` for a bot the app brought (docs/bots-byo.md). */
+export type SeatLevel = BotLevel | `ext:${string}`;
+/** A bot the app brought, with its counters (calls, answered, fallbacks by reason). */
+export type BotEndpoint = Schemas["BotOut"];
+/** A registration's (or rotation's) answer: the signing secret, shown this once. */
+export type BotEndpointWithSecret = Schemas["BotSecretOut"];
+/** The body the service POSTs to a brought bot when its seat must act (docs/bots-byo.md). */
+export interface BotTurn {
+  id: string;
+  type: "bot.turn";
+  bot: number;
+  name: string;
+  table: number;
+  version: number;
+  seat: number;
+  hand: number;
+  timeout_ms: number;
+  view: Game;
+  legal_actions: LegalActions;
+}
 export type Action =
   | { type: "pass"; cards: string[] }
   | { type: "play"; card: string }
@@ -248,7 +272,7 @@ export class HeartsClient {
   createTable(
     spec: {
       options?: Record<string, unknown>;
-      bots?: Record<string, BotLevel>;
+      bots?: Record<string, SeatLevel>;
       clocks?: Record<string, number | null>;
       visibility?: "public" | "unlisted" | "private";
       invited?: number[];
@@ -299,6 +323,71 @@ export class HeartsClient {
     return this.call("POST", `invites/${encodeURIComponent(code)}/join`, { body, write: true });
   }
 
+  /** App key: a duplicate tournament, its tables started (docs/tournaments.md). A `seed` makes the
+   * deals those of `python -m bots.tournament --seed`. */
+  createTournament(
+    spec: {
+      entrants: Entrant[];
+      deal_sets: number;
+      name?: string;
+      options?: Record<string, unknown>;
+      clocks?: Record<string, number | null>;
+      seed?: string;
+    },
+    key?: string,
+  ): Promise<Tournament> {
+    return this.call("POST", "tournaments", { body: spec, write: true, key: key ?? null });
+  }
+
+  /** App key: its tournaments, newest first. */
+  async tournaments(): Promise<Tournament[]> {
+    const answer = await this.call<Schemas["TournamentListOut"]>("GET", "tournaments");
+    return answer.results;
+  }
+
+  tournament(tournamentId: number): Promise<Tournament> {
+    return this.call("GET", `tournaments/${tournamentId}`);
+  }
+
+  /** Ranked by points relative to the others who held the same cards, with 95% intervals. */
+  tournamentStandings(tournamentId: number): Promise<Standings> {
+    return this.call("GET", `tournaments/${tournamentId}/standings`);
+  }
+
+  /** Its tables so far: ordinary tables (getTable, stream, exportGame). */
+  async tournamentTables(tournamentId: number): Promise<TournamentTableRow[]> {
+    const answer = await this.call<Schemas["TournamentTablesOut"]>("GET", `tournaments/${tournamentId}/tables`);
+    return answer.results;
+  }
+
+  /** App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds its secret, shown once. */
+  registerBot(spec: Schemas["RegisterBotRequest"]): Promise<BotEndpointWithSecret> {
+    return this.call("POST", "bots", { body: spec, write: true });
+  }
+
+  /** App key: your bots with their counters. */
+  async bots(): Promise<BotEndpoint[]> {
+    return (await this.call<Schemas["BotListOut"]>("GET", "bots")).results;
+  }
+
+  getBot(botId: number): Promise<BotEndpoint> {
+    return this.call("GET", `bots/${botId}`);
+  }
+
+  /** Change a bot's name, url, timeout_ms or enabled (false: not called, its seats' moves fall back). */
+  updateBot(botId: number, changes: Schemas["PatchedUpdateBotRequest"]): Promise<BotEndpoint> {
+    return this.call("PATCH", `bots/${botId}`, { body: changes, write: true });
+  }
+
+  async deleteBot(botId: number): Promise<void> {
+    await this.call("DELETE", `bots/${botId}`, { write: true });
+  }
+
+  /** A new signing secret, shown this once; the old one stops at once. */
+  rotateBotSecret(botId: number): Promise<BotEndpointWithSecret> {
+    return this.call("POST", `bots/${botId}/secret`, { body: {}, write: true });
+  }
+
   /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
   setLanguage(language: string | null): Promise<Me> {
     return this.call("PATCH", "me", { body: { language: language ?? "" }, write: true });
@@ -343,12 +432,12 @@ export class HeartsClient {
     return this.call("POST", `tables/${tableId}/join`, { body, write: true, version: version ?? null, restale: true });
   }
 
-  addBot(tableId: number, level: BotLevel = "basic", position?: number, version?: number): Promise<Table> {
+  addBot(tableId: number, level: SeatLevel = "basic", position?: number, version?: number): Promise<Table> {
     const body = position === undefined ? { level } : { level, position };
     return this.call("POST", `tables/${tableId}/bots`, { body, write: true, version: version ?? null, restale: true });
   }
 
-  start(tableId: number, fillWith: BotLevel = "basic", version?: number): Promise<Table> {
+  start(tableId: number, fillWith: SeatLevel = "basic", version?: number): Promise<Table> {
     const body = { fill_with: fillWith };
     return this.call("POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
   }

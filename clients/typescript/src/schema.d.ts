@@ -4,6 +4,66 @@
  */
 
 export interface paths {
+    "/api/v1/bots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /bots: the app's bot endpoints with their counters. POST /bots {name, url, timeout_ms}:
+         *     a new one, answered with its signing secret (shown this once).
+         */
+        get: operations["listBots"];
+        put?: never;
+        /**
+         * @description GET /bots: the app's bot endpoints with their counters. POST /bots {name, url, timeout_ms}:
+         *     a new one, answered with its signing secret (shown this once).
+         */
+        post: operations["registerBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{bot_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        get: operations["getBot"];
+        put?: never;
+        post?: never;
+        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        delete: operations["deleteBot"];
+        options?: never;
+        head?: never;
+        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        patch: operations["updateBot"];
+        trace?: never;
+    };
+    "/api/v1/bots/{bot_id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description POST /bots/{id}/secret: a new signing secret, shown this once; the old one stops at once. */
+        post: operations["rotateBotSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/guests": {
         parameters: {
             query?: never;
@@ -654,6 +714,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tournaments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
+        get: operations["listTournaments"];
+        put?: never;
+        /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
+        post: operations["createTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tournaments/{tournament_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments/{id}. */
+        get: operations["getTournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tournaments/{tournament_id}/standings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments/{id}/standings: over the complete deal sets so far; final once finished. */
+        get: operations["getTournamentStandings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tournaments/{tournament_id}/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /tournaments/{id}/tables: its tables so far (ordinary tables: GET /tables/{id} and so on). */
+        get: operations["listTournamentTables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -830,7 +959,7 @@ export interface components {
             /** @description The version you saw */
             expected_version?: number;
             /** @description Default: `"basic"`. */
-            level?: components["schemas"]["BotLevelEnum"];
+            level?: components["schemas"]["SeatLevel"];
             position?: number;
         };
         AppOut: {
@@ -853,14 +982,32 @@ export interface components {
              */
             retry_in?: number;
         };
-        /**
-         * @description * `random` - random
-         *     * `basic` - basic
-         *     * `strong` - strong
-         *     * `expert` - expert
-         * @enum {string}
-         */
-        BotLevelEnum: "random" | "basic" | "strong" | "expert";
+        BotListOut: {
+            results: components["schemas"]["BotOut"][];
+        };
+        BotOut: {
+            id: number;
+            /** @description Seats name it as the level ext:<name> */
+            name: string;
+            /** @description The seat level naming this bot: ext:<name> */
+            level: string;
+            url: string;
+            timeout_ms: number;
+            enabled: boolean;
+            /** @description Moves it was asked for */
+            calls: number;
+            /** @description Moves it answered in time with a legal action */
+            answered: number;
+            fallbacks: components["schemas"]["FallbacksOut"];
+            /** @description Why the last fallback happened (empty when none) */
+            last_error: string;
+            /** Format: date-time */
+            last_called_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         BotRatingOut: {
             level: string;
             /** Format: double */
@@ -872,6 +1019,31 @@ export interface components {
              * @description mu - 3 sigma
              */
             score: number;
+        };
+        BotSecretOut: {
+            id: number;
+            /** @description Seats name it as the level ext:<name> */
+            name: string;
+            /** @description The seat level naming this bot: ext:<name> */
+            level: string;
+            url: string;
+            timeout_ms: number;
+            enabled: boolean;
+            /** @description Moves it was asked for */
+            calls: number;
+            /** @description Moves it answered in time with a legal action */
+            answered: number;
+            fallbacks: components["schemas"]["FallbacksOut"];
+            /** @description Why the last fallback happened (empty when none) */
+            last_error: string;
+            /** Format: date-time */
+            last_called_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The signing secret: shown only in this answer (and when rotated), never again */
+            secret: string;
         };
         CardAt: {
             seat: number;
@@ -919,7 +1091,7 @@ export interface components {
              *     }
              */
             bots?: {
-                [key: string]: components["schemas"]["BotLevelEnum"];
+                [key: string]: components["schemas"]["SeatLevel"];
             };
             /** @description Seconds for a pass, a play and a moon choice (null: no clock), and away_after */
             clocks?: components["schemas"]["ClocksRequest"];
@@ -1037,6 +1209,18 @@ export interface components {
          * @enum {string}
          */
         DeliveryStatusEnum: "pending" | "succeeded" | "failed";
+        /** @description One entrant: a player of the app, or a bot level (exactly one of the two). */
+        EntrantInRequest: {
+            /** @description A player of the app */
+            player?: number;
+            /** @description A bot level: random, basic, strong, expert */
+            bot?: string;
+        };
+        EntrantOut: {
+            player: number | null;
+            bot: string | null;
+            name: string;
+        };
         /**
          * @description * `wrong_phase` - wrong_phase
          *     * `not_your_turn` - not_your_turn
@@ -1084,6 +1268,7 @@ export interface components {
          *     * `invalid_event_type` - invalid_event_type
          *     * `too_many_webhooks` - too_many_webhooks
          *     * `webhook_disabled` - webhook_disabled
+         *     * `bot_name_taken` - bot_name_taken
          *     * `invalid_format` - invalid_format
          *     * `invalid_last_event_id` - invalid_last_event_id
          *     * `ticket_invalid` - ticket_invalid
@@ -1111,7 +1296,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1166,6 +1351,7 @@ export interface components {
              *     * `invalid_event_type` - invalid_event_type
              *     * `too_many_webhooks` - too_many_webhooks
              *     * `webhook_disabled` - webhook_disabled
+             *     * `bot_name_taken` - bot_name_taken
              *     * `invalid_format` - invalid_format
              *     * `invalid_last_event_id` - invalid_last_event_id
              *     * `ticket_invalid` - ticket_invalid
@@ -1203,7 +1389,7 @@ export interface components {
             clock?: string;
             /** @description invalid_bot_level: the levels */
             levels?: string[];
-            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length or malformed; invite_invalid: unknown, revoked or used_up */
+            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length, malformed or private; invite_invalid: unknown, revoked or used_up */
             reason?: string;
             /** @description invalid_input: the field at fault */
             field?: string;
@@ -1301,6 +1487,19 @@ export interface components {
             player: number | null;
             /** @description Bot level, or null for a person */
             bot: string | null;
+        };
+        /** @description Moves the basic bot made instead, by reason. */
+        FallbacksOut: {
+            /** @description no answer within timeout_ms */
+            timeout: number;
+            /** @description no connection, a refused address, or a status that is not 2xx */
+            failed: number;
+            /** @description the answer is not JSON, or not an action */
+            bad_answer: number;
+            /** @description an action the rules refuse here */
+            illegal: number;
+            /** @description the bot was disabled (or renamed): not called */
+            disabled: number;
         };
         /**
          * @description * `classic-3` - classic-3
@@ -1595,8 +1794,6 @@ export interface components {
             version: number;
             seat: number | null;
         };
-        /** @enum {unknown} */
-        NullEnum: null;
         /**
          * @description * `JD` - JD
          *     * `TD` - TD
@@ -1635,6 +1832,14 @@ export interface components {
         PatchedMeInRequest: {
             /** @description en, mi, eu, ms or ky: error details in that language, whatever Accept-Language says; empty: follow Accept-Language again. Another value: 400 invalid_language */
             language?: string;
+        };
+        /** @description The fields of a bot endpoint to change; the others stay. */
+        PatchedUpdateBotRequest: {
+            name?: string;
+            url?: string;
+            timeout_ms?: number;
+            /** @description false: not called, its seats' moves fall back */
+            enabled?: boolean;
         };
         /** @description The fields of an endpoint to change; the others stay. */
         PatchedUpdateWebhookRequest: {
@@ -1690,15 +1895,8 @@ export interface components {
             options?: components["schemas"]["TableOptionsRequest"];
             /** @description Seconds for a pass, a play and a moon choice (null: none) */
             clocks?: components["schemas"]["ClocksRequest"];
-            /**
-             * @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires
-             *
-             *     * `random` - random
-             *     * `basic` - basic
-             *     * `strong` - strong
-             *     * `expert` - expert
-             */
-            bot_level?: (components["schemas"]["BotLevelEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires */
+            bot_level?: components["schemas"]["SeatLevel"] | null;
             /** @description How long to wait for people (default 20) */
             wait_seconds?: number;
         };
@@ -1805,6 +2003,15 @@ export interface components {
             /** @description null: a carried trick (Cancellation) */
             winner: number | null;
         };
+        /** @description A new bot endpoint. */
+        RegisterBotRequest: {
+            /** @description Seats name the bot as the level ext:<name>: 1 to 40 letters, digits, _ or -, unique in the app */
+            name: string;
+            /** @description Where the seat's turns are POSTed: an absolute http(s) URL */
+            url: string;
+            /** @description How long one move may take, 100 to 3000 ms (default 1000); later, the basic bot moves instead Default: `1000`. */
+            timeout_ms?: number;
+        };
         /** @description After a game: who asked for a rematch, and the rematch table once every person has. */
         RematchOut: {
             /** @description Seats whose players asked */
@@ -1820,7 +2027,7 @@ export interface components {
             position: number;
             player: number | null;
             name: string | null;
-            /** @description Bot level, or null for a person or an open seat */
+            /** @description Bot level (a built-in one, or ext:<name> for a bot the app brought), or null for a person or an open seat */
             bot: string | null;
             /** @description Timed out too often: a bot plays it until the player acts again */
             away: boolean;
@@ -1839,12 +2046,44 @@ export interface components {
             seconds?: number;
             tricks?: number;
         };
+        StandingOut: {
+            /** @description The entrant's index in `entrants` */
+            entrant: number;
+            player: number | null;
+            bot: string | null;
+            name: string;
+            /** @description 1 is best; equal relative points share a rank */
+            rank: number;
+            /**
+             * Format: double
+             * @description Mean points per hand the others took with the same cards, minus the entrant's own
+             */
+            relative_points: number;
+            /**
+             * Format: double
+             * @description 95% interval (null with fewer than 2 deal sets)
+             */
+            ci95_low: number | null;
+            /** Format: double */
+            ci95_high: number | null;
+            /** Format: double */
+            points_per_hand: number;
+            hands: number;
+        };
+        StandingsOut: {
+            tournament: number;
+            status: components["schemas"]["TournamentStatusEnum"];
+            /** @description Deal sets every rotation of which has finished */
+            deal_sets_complete: number;
+            /** @description Best first */
+            entrants: components["schemas"]["StandingOut"][];
+        };
         /** @description Start now, with bots of level `fill_with` in the open seats. */
         StartTableRequest: {
             /** @description The version you saw */
             expected_version?: number;
             /** @description Default: `"basic"`. */
-            fill_with?: components["schemas"]["BotLevelEnum"];
+            fill_with?: components["schemas"]["SeatLevel"];
         };
         StreamTicketOut: {
             /** @description Opens this one stream as you, until expires_at; not a bearer token */
@@ -1888,6 +2127,10 @@ export interface components {
              *     * `shared` - shared
              */
             tie_rule: components["schemas"]["TieRuleEnum"];
+            /** @description The number of the first hand dealt from the seed (a duplicate tournament replays one hand). Absent at its default (1). */
+            first_hand?: number;
+            /** @description Hands to play, then the game ends, the lowest total winning (ties shared); 0: to the target. Absent at its default (0). */
+            hands?: number;
         };
         /** @description Table options, each optional (its default otherwise); another key is refused with 400 invalid_option. `players` is 3 to 7, or 6 to 10 with the cancellation variant. */
         TableOptionsRequest: {
@@ -1917,6 +2160,10 @@ export interface components {
              *     * `shared` - shared Default: `"play_on"`.
              */
             tie_rule?: components["schemas"]["TieRuleEnum"];
+            /** @description The number of the first hand dealt from the seed (a duplicate tournament replays one hand). Default: `1`. */
+            first_hand?: number;
+            /** @description Hands to play, then the game ends, the lowest total winning (ties shared); 0: to the target. Default: `0`. */
+            hands?: number;
         };
         TableOut: {
             id: number;
@@ -1998,6 +2245,59 @@ export interface components {
         TokenOut: {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
+        };
+        /** @description A new duplicate tournament (docs/tournaments.md). */
+        TournamentInRequest: {
+            /** @description Default: `""`. */
+            name?: string;
+            /** @description 2 to `players` entrants; with fewer than `players`, the last one (a bot) fills the other seats */
+            entrants: components["schemas"]["EntrantInRequest"][];
+            /** @description Deal sets (each one hand, played once per rotation): 1 to 200 */
+            deal_sets: number;
+            /** @description The tables' options (not first_hand nor hands) */
+            options?: components["schemas"]["TableOptionsRequest"];
+            /** @description Turn clocks of the tables with people */
+            clocks?: components["schemas"]["ClocksRequest"];
+            /** @description Reproducible deals: the same as `python -m bots.tournament --seed` (absent: secret) */
+            seed?: string;
+        };
+        TournamentListOut: {
+            /** @description The app's tournaments, newest first (at most 100) */
+            results: components["schemas"]["TournamentOut"][];
+        };
+        TournamentOut: {
+            id: number;
+            name: string;
+            status: components["schemas"]["TournamentStatusEnum"];
+            entrants: components["schemas"]["EntrantOut"][];
+            /** @description The tables' options (each table adds first_hand and hands) */
+            options: components["schemas"]["TableOptions"];
+            clocks: components["schemas"]["ClocksOut"];
+            deal_sets: number;
+            /** @description null while running unless the app chose it */
+            seed: string | null;
+            tables_total: number;
+            tables_finished: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        /**
+         * @description * `running` - running
+         *     * `finished` - finished
+         * @enum {string}
+         */
+        TournamentStatusEnum: "running" | "finished";
+        TournamentTableOut: {
+            id: number;
+            deal_set: number;
+            rotation: number;
+            status: string;
+        };
+        TournamentTablesOut: {
+            /** @description Rotation by rotation, deal set by deal set */
+            results: components["schemas"]["TournamentTableOut"][];
         };
         TrickOut: {
             leader: number;
@@ -2152,7 +2452,7 @@ export interface components {
             hand: number;
             /** @description seat position, 0 first */
             seat: number;
-            level: components["schemas"]["BotLevelEnum"];
+            level: components["schemas"]["SeatLevel"];
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
@@ -2773,6 +3073,33 @@ export interface components {
             id?: string;
         };
         /**
+         * @description A bot the app brought was late, failed or answered an illegal move: the basic bot moved for it (the move follows). reason: timeout, failed, bad_answer, illegal or disabled.
+         * @example {
+         *       "type": "bot_fallback",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seat": 1,
+         *       "reason": "timeout"
+         *     }
+         */
+        Event_bot_fallback: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "bot_fallback";
+            seq: number;
+            hand: number;
+            /** @description seat position, 0 first */
+            seat: number;
+            /** @enum {string} */
+            reason: "timeout" | "failed" | "bad_answer" | "illegal" | "disabled";
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
          * @description A seat's clock ran out: the server acted for it.
          * @example {
          *       "type": "turn_timed_out",
@@ -2962,6 +3289,89 @@ export interface components {
             hand: number;
             /** @description The rematch table's id */
             new_table: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description This table plays a deal set of a duplicate tournament (docs/tournaments.md): its first event.
+         * @example {
+         *       "type": "tournament_table",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "tournament": 3,
+         *       "deal_set": 0,
+         *       "rotation": 1
+         *     }
+         */
+        Event_tournament_table: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tournament_table";
+            seq: number;
+            hand: number;
+            tournament: number;
+            deal_set: number;
+            rotation: number;
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description A table of the tournament finished: how many have; status finished on its last one.
+         * @example {
+         *       "type": "tournament_progress",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "tournament": 3,
+         *       "tables_finished": 5,
+         *       "tables_total": 8,
+         *       "status": "running"
+         *     }
+         */
+        Event_tournament_progress: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tournament_progress";
+            seq: number;
+            hand: number;
+            tournament: number;
+            tables_finished: number;
+            tables_total: number;
+            /** @enum {string} */
+            status: "running" | "finished";
+            /** @description stream events only */
+            table?: number;
+            /** @description stream position: resume with Last-Event-ID */
+            id?: string;
+        };
+        /**
+         * @description A tournament with people: the table that starts now that this one is over.
+         * @example {
+         *       "type": "tournament_next_table",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "tournament": 3,
+         *       "next_table": 44
+         *     }
+         */
+        Event_tournament_next_table: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tournament_next_table";
+            seq: number;
+            hand: number;
+            tournament: number;
+            /** @description The next table's id */
+            next_table: number;
             /** @description stream events only */
             table?: number;
             /** @description stream position: resume with Last-Event-ID */
@@ -3174,9 +3584,16 @@ export interface components {
             id?: string;
         };
         /** @description An event of the table's log, as the caller may see it */
-        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"];
+        Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
+        /**
+         * @description A built-in bot level
+         * @enum {string}
+         */
+        BotLevelEnum: "random" | "basic" | "strong" | "expert";
+        /** @description A seat's bot: a built-in level, or ext:<name> for a bot the app brought (docs/bots-byo.md) */
+        SeatLevel: components["schemas"]["BotLevelEnum"] | string;
         /** @description An event of a stream: a logged event (with `table` and `id`) or state, tables, your_turn */
-        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
+        StreamEvent: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"] | components["schemas"]["Event_state"] | components["schemas"]["Event_tables"] | components["schemas"]["Event_your_turn"];
     };
     responses: never;
     parameters: never;
@@ -3186,6 +3603,510 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listBots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    registerBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterBotRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotSecretOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_url` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `bot_name_taken` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    deleteBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    updateBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUpdateBotRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_url` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `bot_name_taken` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    rotateBotSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotSecretOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     createGuest: {
         parameters: {
             query?: never;
@@ -4157,7 +5078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `already_waiting` */
+            /** @description Error codes: `already_waiting`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4946,7 +5867,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat`, `invalid_bot_level` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6042,7 +6963,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_bot_level` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6341,6 +7262,377 @@ export interface operations {
                 };
             };
             /** @description Error codes: `not_a_player_token` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listTournaments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry key (1 to 128 printable ASCII characters): acts at most once */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TournamentInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key`, `invalid_option`, `invalid_clock`, `invalid_bot_level` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `idempotency_key_reused` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getTournamentStandings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StandingsOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listTournamentTables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tournament_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentTablesOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;

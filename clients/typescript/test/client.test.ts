@@ -13,6 +13,8 @@ import {
   RetryLater,
   StaleVersion,
   type Action,
+  type BotEndpointWithSecret,
+  type BotTurn,
   type components,
   type LeaderboardPage,
   type RatingHistoryPage,
@@ -168,4 +170,67 @@ test("createTable sends the bots' thinking time and pace only when given", async
   const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
   assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
   assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
+});
+
+test("a tournament is created with its key kept on a retry, and its standings are typed", async () => {
+  const created = { id: 3, status: "running", tables_total: 8 };
+  const standings = {
+    tournament: 3,
+    status: "finished",
+    deal_sets_complete: 2,
+    entrants: [{ entrant: 0, rank: 1, relative_points: 1.5, ci95_low: 0.5, ci95_high: 2.5 }],
+  };
+  const { sent, fetch } = scripted(new TypeError("fetch failed"), json(201, created), json(200, standings));
+  const hearts = client(fetch);
+  const made = await hearts.createTournament({ entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  assert.deepEqual(made, created);
+  assert.equal(sent.length, 2);
+  const [first, retried] = sent;
+  assert.ok(first && retried);
+  assert.equal(first.headers.get("Idempotency-Key"), retried.headers.get("Idempotency-Key"));
+  assert.deepEqual(await retried.json(), { entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  const table = await hearts.tournamentStandings(3);
+  const best: number | undefined = table.entrants[0]?.relative_points;
+  assert.equal(best, 1.5);
+  assert.equal(new URL(sent[2]?.url ?? "").pathname, "/api/v1/tournaments/3/standings");
+});
+
+test("bots the app brings: registered, changed and rotated with typed bodies; ext: levels seat them", async () => {
+  const bot: BotEndpointWithSecret = {
+    id: 3,
+    name: "mine",
+    level: "ext:mine",
+    url: "https://bots.example.com/turn",
+    timeout_ms: 800,
+    enabled: true,
+    calls: 0,
+    answered: 0,
+    fallbacks: { timeout: 0, failed: 0, bad_answer: 0, illegal: 0, disabled: 0 },
+    last_error: "",
+    last_called_at: null,
+    created_at: "2026-01-01T00:00:00Z",
+    updated_at: "2026-01-01T00:00:00Z",
+    secret: "whsec_abc",
+  };
+  const { sent, fetch } = scripted(
+    json(201, bot),
+    json(200, { ...bot, timeout_ms: 1500, secret: undefined }),
+    json(200, { results: [bot] }),
+    json(200, TABLE),
+    new Response(null, { status: 204 }),
+  );
+  const c = client(fetch);
+  assert.equal((await c.registerBot({ name: "mine", url: bot.url, timeout_ms: 800 })).secret, "whsec_abc");
+  assert.equal((await c.updateBot(3, { timeout_ms: 1500 })).timeout_ms, 1500);
+  assert.deepEqual((await c.bots()).map((b) => b.level), ["ext:mine"]);
+  await c.addBot(7, "ext:mine", 1);
+  await c.deleteBot(3);
+  assert.deepEqual(
+    sent.map((r) => `${r.method} ${new URL(r.url).pathname}`),
+    ["POST /api/v1/bots", "PATCH /api/v1/bots/3", "GET /api/v1/bots", "POST /api/v1/tables/7/bots", "DELETE /api/v1/bots/3"],
+  );
+  assert.deepEqual(await sent[3]!.json(), { level: "ext:mine", position: 1 });
+  // Compile-time: a turn's view and legal actions are the document's.
+  const turn: Pick<BotTurn, "type" | "seat"> = { type: "bot.turn", seat: 0 };
+  assert.equal(turn.type, "bot.turn");
 });

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from games.services.ratings_replay import ratings_replay
+from games.services import ratings_replay
 
 
 class Command(BaseCommand):

@@ -1,0 +1,205 @@
+"""Duplicate tournaments over REST (app key only): create one, list them, show one, its standings and
+its tables. The tables themselves are ordinary tables: read, stream and export them as any other."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from rest_framework import serializers as F
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from bots import LEVELS
+from games import services, standings
+from games.accounts import Principal
+from games.api.auth import IsPrincipal
+from games.api.parsing import StrictCharField, StrictIntegerField, StrictSerializer, validated
+from games.api.schemas import ClocksField, ClocksOut, OptionsField, TableOptionsOut
+from games.api.views import _IDEMPOTENCY, _IDEMPOTENT, documented
+from games.errors import Code
+from games.services import MAX_DEAL_SETS, MAX_SEED
+
+if TYPE_CHECKING:  # types only: the queries are in games.standings
+    from games.models import App
+
+_LEVELS = ", ".join(LEVELS)
+
+
+class EntrantIn(F.Serializer):
+    """One entrant: a player of the app, or a bot level (exactly one of the two)."""
+
+    player = StrictIntegerField(required=False, help_text="A player of the app")
+    bot = StrictCharField(required=False, help_text=f"A bot level: {_LEVELS}")
+
+    def to_internal_value(self, data: Any) -> Any:
+        """Closed, as every request body: another key is refused, not dropped."""
+        if isinstance(data, dict) and set(data) - set(self.fields):
+            unknown = ", ".join(sorted(map(str, set(data) - set(self.fields))))
+            raise F.ValidationError(f"an entrant has player or bot, not {unknown}")
+        return super().to_internal_value(data)
+
+
+class TournamentIn(StrictSerializer):
+    """A new duplicate tournament (docs/tournaments.md)."""
+
+    name = StrictCharField(required=False, default="", allow_blank=True, max_length=100)
+    entrants = EntrantIn(
+        many=True,
+        help_text="2 to `players` entrants; with fewer than `players`, the last one (a bot) fills the "
+        "other seats",
+    )
+    deal_sets = StrictIntegerField(
+        help_text=f"Deal sets (each one hand, played once per rotation): 1 to {MAX_DEAL_SETS}"
+    )
+    options = OptionsField(required=False, help_text="The tables' options (not first_hand nor hands)")
+    clocks = ClocksField(required=False, help_text="Turn clocks of the tables with people")
+    seed = StrictCharField(
+        required=False,
+        max_length=MAX_SEED,
+        help_text="Reproducible deals: the same as `python -m bots.tournament --seed` (absent: secret)",
+    )
+
+
+class EntrantOut(F.Serializer):
+    player = F.IntegerField(allow_null=True)
+    bot = F.CharField(allow_null=True)
+    name = F.CharField()
+
+
+class TournamentOut(F.Serializer):
+    id = F.IntegerField()
+    name = F.CharField()
+    status = F.ChoiceField(choices=["running", "finished"])
+    entrants = EntrantOut(many=True)
+    options = TableOptionsOut(help_text="The tables' options (each table adds first_hand and hands)")
+    clocks = ClocksOut()
+    deal_sets = F.IntegerField()
+    seed = F.CharField(allow_null=True, help_text="null while running unless the app chose it")
+    tables_total = F.IntegerField()
+    tables_finished = F.IntegerField()
+    created_at = F.DateTimeField()
+    finished_at = F.DateTimeField(allow_null=True)
+
+
+class TournamentListOut(F.Serializer):
+    results = TournamentOut(many=True, help_text="The app's tournaments, newest first (at most 100)")
+
+
+class StandingOut(F.Serializer):
+    entrant = F.IntegerField(help_text="The entrant's index in `entrants`")
+    player = F.IntegerField(allow_null=True)
+    bot = F.CharField(allow_null=True)
+    name = F.CharField()
+    rank = F.IntegerField(help_text="1 is best; equal relative points share a rank")
+    relative_points = F.FloatField(
+        help_text="Mean points per hand the others took with the same cards, minus the entrant's own"
+    )
+    ci95_low = F.FloatField(allow_null=True, help_text="95% interval (null with fewer than 2 deal sets)")
+    ci95_high = F.FloatField(allow_null=True)
+    points_per_hand = F.FloatField()
+    hands = F.IntegerField()
+
+
+class StandingsOut(F.Serializer):
+    tournament = F.IntegerField()
+    status = F.ChoiceField(choices=["running", "finished"])
+    deal_sets_complete = F.IntegerField(help_text="Deal sets every rotation of which has finished")
+    entrants = StandingOut(many=True, help_text="Best first")
+
+
+class TournamentTableOut(F.Serializer):
+    id = F.IntegerField()
+    deal_set = F.IntegerField()
+    rotation = F.IntegerField()
+    status = F.CharField()
+
+
+class TournamentTablesOut(F.Serializer):
+    results = TournamentTableOut(many=True, help_text="Rotation by rotation, deal set by deal set")
+
+
+_APP = (Code.app_key_required,)
+_ONE = (*_APP, Code.not_found)
+
+
+def _app(request: Request) -> App:
+    principal = request.user
+    assert isinstance(principal, Principal)
+    return principal.require_app("tournaments are run with an app key")
+
+
+class TournamentsView(APIView):
+    """GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(op="listTournaments", tag="tournaments", ok=TournamentListOut, errors=_APP)
+    def get(self, request: Request) -> Response:
+        found = standings.tournaments_of(_app(request))[:100]
+        return Response({"results": [standings.body(t) for t in found]})
+
+    @documented(
+        op="createTournament",
+        tag="tournaments",
+        ok=TournamentOut,
+        request=TournamentIn,
+        status=201,
+        params=[_IDEMPOTENCY],
+        errors=(*_APP, *_IDEMPOTENT, Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level),
+    )
+    def post(self, request: Request) -> HttpResponseBase:
+        app = _app(request)
+        data = validated(TournamentIn, request.data)
+        key = request.headers.get("Idempotency-Key")
+        idempotency = None
+        if key is not None:
+            principal = request.user
+            assert isinstance(principal, Principal)
+            what = services.Idempotency.fingerprint_of(f"POST {request.path}", request.data)
+            idempotency = services.Idempotency(principal.owner, key, what, services.created_answer)
+        out = services.tournament_create(app=app, idempotency=idempotency, **data)
+        if out.response is not None:
+            code, body = out.response
+            response = HttpResponse(body, status=code, content_type="application/json")
+            response["Idempotent-Replayed"] = "true" if out.replayed else "false"
+            return response
+        return Response(standings.body(out.made), status=201)
+
+
+class TournamentView(APIView):
+    """GET /tournaments/{id}."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(op="getTournament", tag="tournaments", ok=TournamentOut, errors=_ONE)
+    def get(self, request: Request, tournament_id: int) -> Response:
+        return Response(standings.body(standings.tournament_of(_app(request), tournament_id)))
+
+
+class StandingsView(APIView):
+    """GET /tournaments/{id}/standings: over the complete deal sets so far; final once finished."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(op="getTournamentStandings", tag="tournaments", ok=StandingsOut, errors=_ONE)
+    def get(self, request: Request, tournament_id: int) -> Response:
+        found = standings.tournament_of(_app(request), tournament_id)
+        return Response({"tournament": found.pk, "status": found.status, **standings.standings(found)})
+
+
+class TournamentTablesView(APIView):
+    """GET /tournaments/{id}/tables: its tables so far (ordinary tables: GET /tables/{id} and so on)."""
+
+    permission_classes = [IsPrincipal]
+
+    @documented(op="listTournamentTables", tag="tournaments", ok=TournamentTablesOut, errors=_ONE)
+    def get(self, request: Request, tournament_id: int) -> Response:
+        found = standings.tournament_of(_app(request), tournament_id)
+        rows = [
+            {"id": t.pk, "deal_set": t.deal_set, "rotation": t.rotation, "status": t.status}
+            for t in standings.tables_of(found)
+        ]
+        return Response({"results": rows})

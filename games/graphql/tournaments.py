@@ -1,0 +1,204 @@
+"""Duplicate tournaments over GraphQL (app key only): the `tournaments` and `tournament` queries, with
+standings and tables as fields, and the `createTournament` mutation, over the same service and reads
+as REST."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import graphene
+
+from games import services, standings
+from games.errors import ServiceError
+from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
+from games.graphql.types import Clocks, Error, Table, TableOptions, TableRef, error_of
+from games.services import Idempotency
+
+if TYPE_CHECKING:  # types only: the queries are in games.standings
+    from games.accounts import Principal
+    from games.models import Tournament as TournamentModel
+
+TournamentStatus = graphene.Enum(
+    "TournamentStatus", [("running", "running"), ("finished", "finished")], description="A tournament's state"
+)
+
+
+def _caller(info: Any) -> Principal:
+    principal = getattr(info.context, "principal", None)
+    if principal is None:
+        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
+    principal.require_app("tournaments are run with an app key")
+    return principal
+
+
+class Entrant(graphene.ObjectType):
+    player = graphene.Int(description="The player, or null for a bot level")
+    bot = graphene.String(description="The bot level, or null for a player")
+    name = graphene.String(required=True)
+
+
+class Standing(graphene.ObjectType):
+    """One entrant's line of the standings (docs/tournaments.md)."""
+
+    entrant = graphene.Int(required=True, description="The entrant's index in `entrants`")
+    player = graphene.Int()
+    bot = graphene.String()
+    name = graphene.String(required=True)
+    rank = graphene.Int(required=True, description="1 is best; equal relative points share a rank")
+    relative_points = graphene.Float(
+        required=True,
+        description="Mean points per hand the others took with the same cards, minus the entrant's own",
+    )
+    ci95_low = graphene.Float(description="95% interval (null with fewer than 2 deal sets)")
+    ci95_high = graphene.Float()
+    points_per_hand = graphene.Float(required=True)
+    hands = graphene.Int(required=True)
+
+
+class Standings(graphene.ObjectType):
+    deal_sets_complete = graphene.Int(required=True, description="Deal sets all of whose rotations finished")
+    entrants = graphene.List(graphene.NonNull(Standing), required=True, description="Best first")
+
+
+class TournamentTable(graphene.ObjectType):
+    """One of the tournament's tables: an ordinary table."""
+
+    id = graphene.Int(required=True)
+    deal_set = graphene.Int(required=True)
+    rotation = graphene.Int(required=True)
+    status = graphene.String(required=True)
+    table = graphene.Field(Table, required=True, description="The table as you see it")
+
+
+class Tournament(graphene.ObjectType):
+    """A duplicate tournament: every deal set played once per rotation of the entrants."""
+
+    id = graphene.Int(required=True)
+    name = graphene.String(required=True)
+    status = graphene.Field(TournamentStatus, required=True)
+    entrants = graphene.List(graphene.NonNull(Entrant), required=True)
+    options = graphene.Field(TableOptions, required=True, description="The tables' options")
+    clocks = graphene.Field(Clocks, required=True)
+    deal_sets = graphene.Int(required=True)
+    seed = graphene.String(description="Null while running unless the app chose it")
+    tables_total = graphene.Int(required=True)
+    tables_finished = graphene.Int(required=True)
+    created_at = graphene.String(required=True)
+    finished_at = graphene.String()
+    standings = graphene.Field(Standings, required=True, description="Final once it is finished")
+    tables = graphene.List(graphene.NonNull(TournamentTable), required=True)
+
+    @staticmethod
+    def resolve_standings(root: dict[str, Any], info: Any) -> dict[str, Any]:
+        return standings.standings(root["_model"])
+
+    @staticmethod
+    def resolve_tables(root: dict[str, Any], info: Any) -> list[dict[str, Any]]:
+        principal = _caller(info)
+        return [
+            {
+                "id": t.pk,
+                "deal_set": t.deal_set,
+                "rotation": t.rotation,
+                "status": t.status,
+                "table": TableRef(principal, t),
+            }
+            for t in standings.tables_of(root["_model"])
+        ]
+
+
+def _body(model: TournamentModel) -> dict[str, Any]:
+    return {**standings.body(model), "_model": model}
+
+
+class TournamentQuery(graphene.ObjectType):
+    tournaments = graphene.List(
+        graphene.NonNull(Tournament), required=True, description="App key: its tournaments, newest first"
+    )
+    tournament = graphene.Field(
+        Tournament, id=graphene.Int(required=True), description="App key: one of its tournaments"
+    )
+
+    @staticmethod
+    def resolve_tournaments(root: Any, info: Any) -> list[dict[str, Any]]:
+        return [_body(t) for t in standings.tournaments_of(_caller(info).app)[:100]]  # type: ignore[arg-type]
+
+    @staticmethod
+    def resolve_tournament(root: Any, info: Any, id: int) -> dict[str, Any] | None:
+        app = _caller(info).app
+        assert app is not None
+        try:
+            return _body(standings.tournament_of(app, id))
+        except ServiceError as exc:
+            if exc.code == "not_found":
+                return None
+            raise
+
+
+class EntrantInput(graphene.InputObjectType):
+    """Exactly one of `player` (a player of the app) and `bot` (a bot level)."""
+
+    player = graphene.Int()
+    bot = graphene.String()
+
+
+class TournamentPayload(graphene.ObjectType):
+    tournament = graphene.Field(Tournament, description="The new tournament (null on error)")
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+    replayed = graphene.Boolean(
+        required=True, description="A repeat of an idempotency key: the tournament as first created"
+    )
+
+
+class CreateTournament(graphene.Mutation):
+    """App key: a duplicate tournament, its tables started (docs/tournaments.md). `seed` makes the
+    deals those of `python -m bots.tournament --seed`; errors as REST (invalid_input on entrants or
+    dealSets, invalid_bot_level, invalid_option, invalid_clock)."""
+
+    class Arguments:
+        entrants = graphene.List(graphene.NonNull(EntrantInput), required=True)
+        deal_sets = graphene.Int(required=True)
+        name = graphene.String(default_value="")
+        options = TableOptionsInput(description="The tables' options (not firstHand nor hands)")
+        clocks = ClocksInput(description="Turn clocks of the tables with people")
+        seed = graphene.String()
+        idempotency_key = graphene.String(description="A retry with the same key never acts twice")
+
+    Output = TournamentPayload
+
+    @staticmethod
+    def mutate(root: Any, info: Any, entrants: list[Any], deal_sets: int, **kw: Any) -> TournamentPayload:
+        try:
+            principal = _caller(info)
+            app = principal.app
+            assert app is not None
+            given = [{k: v for k, v in dict(e).items() if v is not None} for e in entrants]
+            key = kw.pop("idempotency_key", None)
+            idempotency = None
+            if key is not None:
+                what = Idempotency.fingerprint_of(
+                    "graphql CreateTournament", {"entrants": given, "deal_sets": deal_sets, **kw}
+                )
+                idempotency = Idempotency(principal.owner, key, what, services.created_answer)
+            out = services.tournament_create(
+                app=app,
+                entrants=given,
+                deal_sets=deal_sets,
+                name=kw.get("name") or "",
+                options=options_given(kw.get("options")),
+                clocks=clocks_given(kw.get("clocks")),
+                seed=kw.get("seed"),
+                idempotency=idempotency,
+            )
+            if out.response is not None:  # the first answer, with the tournament behind it for its fields
+                first = json.loads(out.response[1])
+                found = {**first, "_model": standings.tournament_of(app, first["id"])}
+                return TournamentPayload(tournament=found, errors=[], replayed=out.replayed)
+            return TournamentPayload(tournament=_body(out.made), errors=[], replayed=False)
+        except ServiceError as exc:
+            return TournamentPayload(errors=[error_of(exc)], replayed=False)
+
+
+class TournamentMutation(graphene.ObjectType):
+    create_tournament = CreateTournament.Field()

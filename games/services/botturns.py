@@ -1,0 +1,150 @@
+"""The moves bots owe, built-in levels and the bots apps bring (`ext:<name>`, docs/bots-byo.md).
+
+Built-in bots move inside the table's transaction (games.services.play.advance). A brought bot is
+asked over HTTP, and never while a transaction or the table's row lock is held: the task reads
+the table without a lock, asks the bots of the seats to act (together, each within its own
+`timeout_ms`, at most TIMEOUT_LIMITS' 3 seconds), then locks the table and applies the answers
+only if the table is still at the version it asked about (else another task moved it on, and
+the answers are dropped uncounted). A late, failing or illegal answer makes the `basic` bot move
+instead, in that same transaction: the move's events begin with a public `bot_fallback` (the seat
+and the reason, never a card) and the endpoint counts the reason.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db import transaction
+
+from bots.strategy import decide
+from games import bot_timing, extbots
+from games.engine import EngineError, Event, State, action_from_dict, state_from_dict, view
+from games.infra import jobs, metrics
+from games.models import Move, Table
+from games.services.common import UNSCOPED, Outcome, locked
+from games.services.play import TASK_THINKING_MS, advance
+from games.services.record import (
+    KIND_OF_ACTION,
+    has_people,
+    log,
+    public,
+    queue_tasks,
+    schedule,
+    store_state,
+    write,
+)
+
+# Asks of brought bots per task on the bot lanes: one round (the seats that act at once), then the
+# commit hands the table to a new task, so a worker waits for one bot's timeout at most per task
+# and the lane's queue turns over between them. Eager runs (tests, the embedded run) ask on.
+ASKS_PER_TASK = 1
+
+
+def external_to_act(table: Table, state: State) -> list[int]:
+    """The brought bots' seats to act now, when no other seat the server plays is due first
+    (built-in bots and away seats move in the transaction, before any bot is asked)."""
+    due = [s for s in state.to_act() if table.seating[s]["bot"] or table.seating[s].get("away")]
+    external = [
+        s for s in due if extbots.is_external(table.seating[s]["bot"]) and not table.seating[s].get("away")
+    ]
+    return external if len(external) == len(due) else []
+
+
+def bots_play(
+    *, table_id: int, version: int, limit: int | None = None, asks: int | None = ASKS_PER_TASK
+) -> Outcome:
+    """Every move owed by bots and seats marked away, as long as only they are to act, up to
+    `limit` moves and `asks` rounds of asking brought bots (None: no limit); then, if moves are
+    still owed, a new task on the table's lane. Each step is one transaction (each move its own
+    entry in the log). A task queued for another version (stale, or delivered twice) does nothing.
+    At a paced table (`bot_timing.pace_ms`) a task stops before a second card: the commit queues
+    the next one after the pace. With a thinking time, a task makes at most as many moves as fit
+    in TASK_THINKING_MS (far below its time limit)."""
+    made, rounds, caused = 0, 0, []
+    last: Table | None = None
+    more = False
+    while True:
+        table = Table.objects.filter(pk=table_id).first()  # no lock: read before asking
+        if table is None or table.version != version or not table.bot_turn or table.state is None:
+            break
+        think = bot_timing.think_ms(table)
+        most = limit if think is None or limit is None else min(limit, max(1, TASK_THINKING_MS // think))
+        if most is not None and made >= most:
+            more = True
+            break
+        paced = bot_timing.pace_ms(table) > 0
+        state = state_from_dict(table.state)
+        answers: dict[int, extbots.Answer] = {}
+        asking = external_to_act(table, state)
+        if asking:
+            if asks is not None and rounds >= asks:
+                more = True
+                break
+            answers = extbots.ask(table, state, asking)  # outside any transaction
+            rounds += 1
+        out, moved = _step(table_id, version, answers, None if most is None else most - made, paced)
+        if out.table is None or not moved:
+            break
+        last, version, made = out.table, out.table.version, made + moved
+        caused += out.events
+        if paced:  # the commit queued the next card after the pace
+            break
+    if more and last is not None:
+        queue_tasks(
+            last.pk, last.version, jobs.lane_of(people=has_people(last.seating), app_id=last.app_id or 0)
+        )
+    return Outcome(last, caused)
+
+
+def _step(
+    table_id: int, version: int, answers: dict[int, extbots.Answer], limit: int | None, paced: bool
+) -> tuple[Outcome, int]:
+    """One transaction: the brought bots' answers (or their fallbacks), then the built-in bots'
+    moves after them (at a paced table, none after an answered card). The wake-ups go out on
+    commit; the next task is the caller's to queue, but for a paced table's, queued after the pace."""
+    with transaction.atomic():
+        table, _ = locked(table_id, UNSCOPED, with_seats=False)
+        if table.version != version or not table.bot_turn or table.state is None:
+            return Outcome(None), 0
+        state = state_from_dict(table.state)
+        moves: list[Move] = []
+        events: list[Event] = []
+        for seat in sorted(answers):
+            if seat in state.to_act():
+                events += _answer(table, state, answers[seat], moves)
+        if not (paced and moves):
+            rest = None if limit is None else max(limit - len(moves), 0)
+            events += advance(table, state, moves, limit=rest, one_card=paced)
+        write(table, moves)
+        out = Outcome(table, events, state=state)
+        schedule(table, bots=paced)
+        return out, len(moves)
+
+
+def _answer(table: Table, state: State, answer: extbots.Answer, moves: list[Move]) -> list[Event]:
+    """Apply a brought bot's answer, or the `basic` bot's move when it is late, failed or illegal."""
+    seat, reason, error = answer.seat, answer.reason, answer.error
+    before = (state.phase, state.hand_no, len(state.sheet))
+    action: Any = None
+    events: list[Event] = []
+    if reason is None and answer.action is not None:
+        parsed = action_from_dict(answer.action)
+        try:
+            events = state.push(seat, parsed)
+            action = parsed
+        except EngineError as exc:  # only the code: the app's counters never quote a card
+            reason, error = "illegal", f"refused by the rules: {exc.code}"
+    if action is None:
+        rng = random.Random(f"{table.seed}/{table.version}/{seat}")
+        with metrics.bot_decision("basic"):
+            action = action_from_dict(decide(view(state, seat), "basic", rng))
+        events = [public("bot_fallback", seat=seat, reason=reason), *state.push(seat, action)]
+    if answer.endpoint_id is not None:
+        extbots.count(answer.endpoint_id, reason, error)
+    metrics.brought_bot_move(reason or "answered")
+    kind = KIND_OF_ACTION[type(action)]
+    log(table, kind, seat, action.to_dict(), events, staged=moves)
+    metrics.action_applied(kind, "bot")
+    store_state(table, state, before)
+    return events
