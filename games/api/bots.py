@@ -7,7 +7,7 @@ once and must not be stored."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import extbots, reads
+from games import extbots
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
 from games.api.parsing import EmptyIn, StrictCharField, StrictIntegerField, StrictSerializer, validated
@@ -24,7 +24,7 @@ from games.api.webhooks import StrictBooleanField
 from games.errors import Code
 
 if TYPE_CHECKING:  # types only: the queries are in games.extbots
-    from games.models import App, BotEndpoint
+    from games.models import App
 
 F = serializers
 _LOW, _HIGH = extbots.TIMEOUT_LIMITS
@@ -96,24 +96,6 @@ class BotListOut(F.Serializer):
     results = BotOut(many=True)
 
 
-def bot_body(endpoint: BotEndpoint) -> dict[str, Any]:
-    return {
-        "id": endpoint.pk,
-        "name": endpoint.name,
-        "level": f"{extbots.PREFIX}{endpoint.name}",
-        "url": endpoint.url,
-        "timeout_ms": endpoint.timeout_ms,
-        "enabled": endpoint.enabled,
-        "calls": endpoint.calls,
-        "answered": endpoint.answered,
-        "fallbacks": extbots.fallbacks_of(endpoint),
-        "last_error": endpoint.last_error,
-        "last_called_at": reads.iso(endpoint.last_called_at),
-        "created_at": reads.iso(endpoint.created_at),
-        "updated_at": reads.iso(endpoint.updated_at),
-    }
-
-
 # -- views ----------------------------------------------------------------------------------
 
 _APP = (Code.app_key_required,)
@@ -135,7 +117,7 @@ class BotsView(APIView):
 
     @documented(op="listBots", tag="bots", ok=BotListOut, errors=_APP)
     def get(self, request: Request) -> Response:
-        return Response({"results": [bot_body(e) for e in extbots.endpoints_of(_app(request))]})
+        return Response({"results": [extbots.body(e) for e in extbots.endpoints_of(_app(request))]})
 
     @documented(
         op="registerBot", tag="bots", ok=BotSecretOut, request=BotIn, status=201, errors=(*_APP, *_INPUT)
@@ -144,7 +126,7 @@ class BotsView(APIView):
         app = _app(request)
         data = validated(BotIn, request.data)
         endpoint, secret = extbots.endpoint_create(app=app, **data)
-        return Response({**bot_body(endpoint), "secret": secret}, status=201)
+        return Response({**extbots.body(endpoint), "secret": secret}, status=201)
 
 
 class BotView(APIView):
@@ -154,13 +136,13 @@ class BotView(APIView):
 
     @documented(op="getBot", tag="bots", ok=BotOut, errors=_ONE)
     def get(self, request: Request, bot_id: int) -> Response:
-        return Response(bot_body(extbots.endpoint_of(_app(request), bot_id)))
+        return Response(extbots.body(extbots.endpoint_of(_app(request), bot_id)))
 
     @documented(op="updateBot", tag="bots", ok=BotOut, request=BotPatchIn, errors=(*_ONE, *_INPUT))
     def patch(self, request: Request, bot_id: int) -> Response:
         endpoint = extbots.endpoint_of(_app(request), bot_id)
         data = validated(BotPatchIn, request.data)
-        return Response(bot_body(extbots.endpoint_update(endpoint, data)))
+        return Response(extbots.body(extbots.endpoint_update(endpoint, data)))
 
     @documented(op="deleteBot", tag="bots", ok=None, status=204, errors=_ONE)
     def delete(self, request: Request, bot_id: int) -> Response:
@@ -178,4 +160,4 @@ class BotSecretView(APIView):
         validated(EmptyIn, request.data)
         endpoint = extbots.endpoint_of(_app(request), bot_id)
         secret = extbots.secret_rotate(endpoint)
-        return Response({**bot_body(endpoint), "secret": secret})
+        return Response({**extbots.body(endpoint), "secret": secret})

@@ -20,7 +20,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from bots import LEVELS
-from games import webhooks
+from games import reads, webhooks
 from games.errors import ServiceError
 from games.models import App, BotEndpoint
 
@@ -198,3 +198,22 @@ def count(endpoint_id: int, reason: str | None, error: str = "") -> None:
 def fallbacks_of(endpoint: BotEndpoint) -> dict[str, int]:
     """The endpoint's fallbacks by reason."""
     return {reason: int(getattr(endpoint, f"fallback_{reason}")) for reason in REASONS}
+
+
+def body(endpoint: BotEndpoint) -> dict[str, Any]:
+    """What the app reads of its bot (REST and GraphQL alike): never the secret or its salt."""
+    return {
+        "id": endpoint.pk,
+        "name": endpoint.name,
+        "level": f"{PREFIX}{endpoint.name}",
+        "url": endpoint.url,
+        "timeout_ms": endpoint.timeout_ms,
+        "enabled": endpoint.enabled,
+        "calls": endpoint.calls,
+        "answered": endpoint.answered,
+        "fallbacks": fallbacks_of(endpoint),
+        "last_error": endpoint.last_error,
+        "last_called_at": reads.iso(endpoint.last_called_at),
+        "created_at": reads.iso(endpoint.created_at),
+        "updated_at": reads.iso(endpoint.updated_at),
+    }

@@ -9,7 +9,7 @@ from typing import Any
 import graphene
 from graphene.utils.str_converters import to_camel_case
 
-from games import extbots, reads
+from games import extbots
 from games.accounts import Principal
 from games.errors import ServiceError
 from games.graphql.types import Error
@@ -45,24 +45,6 @@ class BotEndpoint(graphene.ObjectType):
     updated_at = graphene.String(required=True)
 
 
-def _bot(endpoint: Any) -> dict[str, Any]:
-    return {
-        "id": endpoint.pk,
-        "name": endpoint.name,
-        "level": f"{extbots.PREFIX}{endpoint.name}",
-        "url": endpoint.url,
-        "timeout_ms": endpoint.timeout_ms,
-        "enabled": endpoint.enabled,
-        "calls": endpoint.calls,
-        "answered": endpoint.answered,
-        "fallbacks": extbots.fallbacks_of(endpoint),
-        "last_error": endpoint.last_error,
-        "last_called_at": reads.iso(endpoint.last_called_at),
-        "created_at": reads.iso(endpoint.created_at),
-        "updated_at": reads.iso(endpoint.updated_at),
-    }
-
-
 def _app(info: Any) -> Any:
     principal = getattr(info.context, "principal", None)
     if not isinstance(principal, Principal):
@@ -84,11 +66,11 @@ class BotQueries(graphene.ObjectType):
     bot = graphene.Field(BotEndpoint, id=graphene.Int(required=True), description="Null when not yours")
 
     def resolve_bots(root: Any, info: Any) -> list[dict[str, Any]]:
-        return [_bot(e) for e in extbots.endpoints_of(_app(info))]
+        return [extbots.body(e) for e in extbots.endpoints_of(_app(info))]
 
     def resolve_bot(root: Any, info: Any, id: int) -> dict[str, Any] | None:
         try:
-            return _bot(extbots.endpoint_of(_app(info), id))
+            return extbots.body(extbots.endpoint_of(_app(info), id))
         except ServiceError as exc:
             if exc.code == "not_found":
                 return None
@@ -122,7 +104,7 @@ class RegisterBot(graphene.Mutation):
             )
         except ServiceError as exc:
             return BotPayload(errors=[_error(exc)])
-        return BotPayload(bot=_bot(endpoint), secret=secret, errors=[])
+        return BotPayload(bot=extbots.body(endpoint), secret=secret, errors=[])
 
 
 class UpdateBot(graphene.Mutation):
@@ -140,7 +122,7 @@ class UpdateBot(graphene.Mutation):
     def mutate(root: Any, info: Any, id: int, **changes: Any) -> BotPayload:
         try:
             endpoint = extbots.endpoint_of(_app(info), id)
-            return BotPayload(bot=_bot(extbots.endpoint_update(endpoint, changes)), errors=[])
+            return BotPayload(bot=extbots.body(extbots.endpoint_update(endpoint, changes)), errors=[])
         except ServiceError as exc:
             return BotPayload(errors=[_error(exc)])
 
@@ -157,7 +139,7 @@ class RotateBotSecret(graphene.Mutation):
         try:
             endpoint = extbots.endpoint_of(_app(info), id)
             secret = extbots.secret_rotate(endpoint)
-            return BotPayload(bot=_bot(endpoint), secret=secret, errors=[])
+            return BotPayload(bot=extbots.body(endpoint), secret=secret, errors=[])
         except ServiceError as exc:
             return BotPayload(errors=[_error(exc)])
 
