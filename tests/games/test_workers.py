@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from games import services
 from games.infra import jobs
 from games.models import App, Move, Player, Table
+from hearts_service.celery import app
 
 pytestmark = [
     pytest.mark.needs_postgres,
@@ -102,17 +103,25 @@ def _timed_out_after(table_id: int) -> float:
     return (move.created_at - dt.datetime.fromisoformat(data["deadline"])).total_seconds()
 
 
+def _until_a_worker_answers(seconds: float = 60) -> None:
+    """A worker answers a ping once it consumes its queues (its clock thread runs by then)."""
+    deadline = time.monotonic() + seconds
+    while not app.control.ping(timeout=0.5):
+        assert time.monotonic() < deadline, "no worker answered a ping"
+
+
 def test_a_deadline_is_acted_on_by_the_clock_lane_and_one_whose_worker_died_by_the_next(
     workers: Callable[..., subprocess.Popen[bytes]],
 ) -> None:
     worker = workers()
+    _until_a_worker_answers()  # a 5 s clock must not race the worker's start (seconds under load)
     on_time = _absent_person_table(5)
     _wait(on_time, lambda t: t.moves.filter(position=0, kind="pass").exists(), 30)
     assert _timed_out_after(on_time) < 1.0  # claimed when due (games.infra.clocks), no sweep running
     # Now the clock worker dies before the deadline: the clock stays in Redis for the next one.
     lost = _absent_person_table(5)
     _wait(lost, lambda t: t.moves.filter(kind="pass").count() == 3, 30)  # the bots passed
-    time.sleep(1)  # the ETA task reaches the worker
+    time.sleep(1)  # the person's clock is in Redis, not yet due
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     workers(beat=True)  # a new worker (and beat, whose sweep is the safety net)
