@@ -1,6 +1,11 @@
 """The expert level: search over worlds sampled from the seat's view (Information Set Monte Carlo
 Tree Search, the root played on common worlds), with rollouts and a pass that know the moon.
 
+Rollouts (`smart_card`, `ROLLOUT`): the strong level's rules refined by the cards still out, as
+the table has seen them (the queen flushed with low spades, the safest lead, the highest card shed
+on a clean last trick, the queen and the spades above it shed first, the Omnibus bonus taken and
+kept). Against strong at 300 iterations they were worth 0.58 points per hand (bench/README.md).
+
 Worlds (bots/sampling.py, at every table size and with two packs): the first determinization is
 drawn and the hand so far replayed in the engine; the others deal the unseen cards again among the
 other seats' current holdings (and the widow, with two packs) under the same constraints (their
@@ -31,9 +36,10 @@ Moon:
   timeout rule: add only when that ends the game with this seat winning).
 
 Effort is a number of iterations (rollouts) by default, so a seed replays the same decision:
-ITERATIONS per card and per pass by default (sized for the tournament's 200 ms per move on one
-core), or the HEARTS_EXPERT_ITERATIONS environment variable: PLAY_ITERATIONS is the setting for
-up to about a second per move in play.
+ITERATIONS per card and per pass by default (about 18 ms per move with the compiled engine: where
+a doubling of the budget still bought a measured 0.4 points per hand against strong, and the cost at
+which it was measured against OpenSpiel's ISMCTS), or the HEARTS_EXPERT_ITERATIONS environment
+variable: PLAY_ITERATIONS is the setting for up to about a second per move in play.
 A table may give its bots a thinking time instead (`bot_think_ms`): then `deadline` replaces the
 budget, and each round of the search takes its share of the time left, checked between worlds;
 such decisions depend on the machine's speed, so only a fixed budget replays exactly.
@@ -51,12 +57,12 @@ from typing import Any
 from bots.basic import choose_pass as basic_pass
 from bots.basic import danger, rank_of
 from bots.sampling import Redealer, knowledge, world
-from bots.strong import HEART_BITS, PENALTY_BITS, fast_card, trick_winner
+from bots.strong import HEART_BITS, PENALTY_BITS, SUITS, fast_card, trick_winner
 from games.engine import PLAYING, Options, Pass, Play, State
 from games.engine.cards import ONE_PACK, PACK, QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
 
-ITERATIONS = 2000  # the default budget: search iterations per card played
+ITERATIONS = 300  # the default budget: search iterations per card played (bench/README.md)
 PLAY_ITERATIONS = 6000  # a setting for up to a second per move in play (HEARTS_EXPERT_ITERATIONS)
 REUSE = 4  # SEARCH = "ucb": iterations per sampled world (a pool, cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points
@@ -66,6 +72,7 @@ SHOOT_MARGIN = 0.05  # how much better (x 26 points) the attempt must look: its 
 SEARCH = "halving"  # or "ucb": plain SO-ISMCTS (see above)
 EXPAND_AT = 8  # visits before a node below the root grows children and this seat searches there
 PASS_SEARCH = True  # False: pass as `basic` does
+INFER = False  # worlds also follow what the plays suggest of the queen (bots.sampling.knowledge)
 PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
 
 HEARTS, SPADES = 3, 2
@@ -133,7 +140,7 @@ class _Worlds:
     def __init__(self, view: dict[str, Any], options: Options, rng: random.Random) -> None:
         self.rng = rng
         self.template: State | None = None
-        known = knowledge(view, options)
+        known = knowledge(view, options, infer=INFER)
         for _ in range(20):
             self.template = world(known, view, rng)
             if self.template is not None:
@@ -271,13 +278,13 @@ def _descend(state: State, root: _Node, me: int, shooter: int) -> None:
             children = node.children
             untried = [c for c in legal if c not in children]
             if untried:
-                policy = _policy(state, threat) if threat >= 0 else fast_card(state)
+                policy = _policy(state, threat) if threat >= 0 else ROLLOUT(state)
                 card = policy if policy in untried else untried[0]
                 children[card] = _Node(seat)
             else:
                 card = _ucb_pick(children, legal)
         else:
-            card = _policy(state, threat) if threat >= 0 else fast_card(state)
+            card = _policy(state, threat) if threat >= 0 else ROLLOUT(state)
         if node is not None:
             child = node.children.get(card)
             if child is None and node.visits >= EXPAND_AT:
@@ -290,6 +297,99 @@ def _descend(state: State, root: _Node, me: int, shooter: int) -> None:
     for n in path:
         n.visits += 1
         n.reward += rewards[n.seat]
+
+
+HIGH_SPADE_BITS = (1 << (QS + 1)) | (1 << (QS + 2))  # the king and ace of spades
+QS_BIT = 1 << QS
+
+
+def smart_card(state: State) -> int:
+    """The expert's rollout policy: the `fast_card` rules refined by what the table has seen (the
+    cards still out, counted from the tricks taken and the trick in progress; never another seat's
+    hand). A lead is the card the fewest outstanding cards can duck under, from the suit the others
+    still hold most of, spades first to flush the queen when this seat holds no spade above the
+    jack; the last seat to a clean trick wins it with its highest card rather than keep it; a
+    discard is the queen, then the ace and king of spades while the queen is out, then the card
+    most worth shedding (high hearts, high cards of short suits). Two packs: `fast_card`."""
+    if state.options.two_packs:
+        return fast_card(state)
+    seat = state.turn
+    hand = state.hands[seat]
+    legal = state.legal_mask()
+    trick = state.trick
+    played = 0
+    for m in state.taken:
+        played |= m
+    in_trick = 0
+    for c in trick:
+        in_trick |= 1 << c
+    out = state.in_play & ~(played | in_trick | hand)
+    queen_out = bool(out & QS_BIT)
+    if not trick:
+        return _smart_lead(legal, hand, out, queen_out)
+    suit = SUITS[trick[0] // 13]
+    follow = legal & suit
+    last = len(trick) == state.options.players - 1
+    if follow:
+        best = (in_trick & suit).bit_length() - 1
+        clean = not in_trick & PENALTY_BITS
+        if in_trick & state.options.bonus_mask and state.points_of(in_trick) < 0:
+            top = follow.bit_length() - 1
+            if top > best and (top != QS or last):
+                return top  # Omnibus: take the bonus card while the trick is worth it
+        if last and clean and suit != SUITS[HEARTS]:
+            plain = follow & ~QS_BIT
+            if plain:
+                return plain.bit_length() - 1  # the trick is safe: shed the highest card
+        under = follow & ((1 << best) - 1)
+        if under:
+            return under.bit_length() - 1
+        if last:
+            plain = follow & ~QS_BIT
+            return plain.bit_length() - 1 if plain else QS
+        return (follow & -follow).bit_length() - 1
+    if legal & QS_BIT:
+        return QS
+    if queen_out:
+        for wanted in (QS + 2, QS + 1):
+            if legal >> wanted & 1:
+                return wanted
+    best_card, best_score = -1, -1
+    shed = legal & ~state.options.bonus_mask or legal  # Omnibus: keep the bonus card
+    for s in range(4):
+        m = shed & SUITS[s]
+        if not m:
+            continue
+        c = m.bit_length() - 1
+        rank = c % 13
+        score = rank + (4 if s == HEARTS else 0) + (3 if (hand & SUITS[s]).bit_count() <= 2 else 0)
+        if score > best_score:
+            best_card, best_score = c, score
+    return best_card
+
+
+def _smart_lead(legal: int, hand: int, out: int, queen_out: bool) -> int:
+    """The lead of `smart_card`: the lowest card of the suit scored safest."""
+    best_card, best_score = -1, math.inf
+    for s in range(4):
+        m = legal & SUITS[s]
+        if not m:
+            continue
+        c = (m & -m).bit_length() - 1
+        others = out & SUITS[s]
+        # Fewest cards out that can duck under it, in a suit the others hold many of; nobody else
+        # holding the suit is the worst: the lead wins and the others shed on it.
+        score = 2.0 * (others & ((1 << c) - 1)).bit_count() - 0.25 * others.bit_count() if others else 100.0
+        if s == SPADES:
+            if hand & QS_BIT or (queen_out and hand & HIGH_SPADE_BITS and c >= QS):
+                score += 50  # leading spades would give the queen or the trick under it away
+            elif queen_out and not hand & (HIGH_SPADE_BITS | QS_BIT):
+                score -= 3  # flush the queen out
+        if s == HEARTS:
+            score += 1
+        if score < best_score:
+            best_card, best_score = c, score
+    return best_card
 
 
 def _legal_ids(state: State) -> list[int]:
@@ -337,7 +437,7 @@ def _finish(state: State, shooter: int) -> list[int]:
             if shooter < 0:
                 threat = _threat(state)
         seat = state.turn
-        card = _policy(state, threat) if threat >= 0 else fast_card(state)
+        card = _policy(state, threat) if threat >= 0 else ROLLOUT(state)
         state.push(seat, Play(card))
     if state.phase != PLAYING:  # the search reached the end of the hand in the tree
         return list(state.sheet[-1]["points"])
@@ -372,6 +472,9 @@ def _last_trick(state: State) -> None:
     state.taken[winner] |= mask | state.carried
     for s in range(n):
         state.hands[s] = 0
+
+
+ROLLOUT = smart_card  # the rollout policy (bots.strong.fast_card: the strong level's)
 
 
 def _threat(state: State) -> int:

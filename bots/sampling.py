@@ -28,10 +28,15 @@ from games.engine import EngineError, Options, Pass, Play, State
 from games.engine.cards import PACK, QS, card_ids, names_of, parse_cards
 from games.engine.deal import cards_in_play, pass_offset
 
-HEARTS = 3
+HEARTS, SPADES = 3, 2
 ANY = (1 << PACK) - 1  # a slot that may hold any card (first-pack ids)
+ONES = [1.0] * 16  # no inference: every slot's odds
 SUIT_BITS = tuple(((1 << 13) - 1) << (13 * s) for s in range(4))
 HEARTS_AND_QS = SUIT_BITS[HEARTS] | (1 << QS)
+# The odds of the queen of spades being in a seat that passed up a chance to shed it, against a
+# seat that did not (see `_queen_shedders`). Counted over 30 hands of four `strong` bots: of 102
+# such seats seen from seat 0, 17 held the queen, where about a third would without the evidence.
+QUEEN_ODDS = 0.35
 
 
 @dataclass
@@ -49,19 +54,21 @@ class Knowledge:
     known: list[list[int]]  # by seat: cards known to be in its hand now (this seat's pass, unplayed)
     unseen: list[int]  # the cards to deal, lowest first
     room: list[int]  # by slot: how many unseen cards it holds
+    queen_odds: list[float]  # by slot: the weight of the queen of spades going there (1: no inference)
 
 
-def knowledge(view: dict[str, Any], options: Options | None = None) -> Knowledge:
-    """Everything `view` (one seat's view of a hand being played) tells about the hidden cards."""
+def knowledge(view: dict[str, Any], options: Options | None = None, infer: bool = False) -> Knowledge:
+    """Everything `view` (one seat's view of a hand being played) tells about the hidden cards.
+    With `infer` (one pack), also what the plays suggest rather than prove: a seat that let a
+    chance to shed the queen of spades go by is less likely to hold it (`_queen_shedders`)."""
     options = options or Options.from_dict(view["options"])
     n, me = options.players, view["seat"]
     played: list[list[int]] = [[] for _ in range(n)]
     sequence: list[tuple[int, int]] = []
     allowed = [ANY] * (n + 1)
     broken, first = False, True
-    for trick in [*(t["cards"] for t in view["tricks"]), view["trick"]]:
-        if not trick:
-            continue
+    tricks = [t for t in [*(t["cards"] for t in view["tricks"]), view["trick"]] if t]
+    for trick in tricks:
         cards = parse_cards([entry["card"] for entry in trick])
         lead = cards[0] // 13
         if lead == HEARTS and not broken:  # only a hand of hearts may lead one before they break
@@ -76,6 +83,10 @@ def knowledge(view: dict[str, Any], options: Options | None = None) -> Knowledge
                     allowed[seat] &= HEARTS_AND_QS  # points on the first trick: it held nothing else
         broken = broken or any(c // 13 == HEARTS or c == QS for c in cards)
         first = False
+    queen_odds = [1.0] * (n + 1)
+    if infer and not options.two_packs:
+        for s in _queen_shedders(tricks, options, me):
+            queen_odds[s] = QUEEN_ODDS
     hand = parse_cards(view["hand"])
     known: list[list[int]] = [[] for _ in range(n)]
     if view.get("my_pass") and view["my_pass"]["cards"]:
@@ -100,7 +111,31 @@ def knowledge(view: dict[str, Any], options: Options | None = None) -> Knowledge
     room.append((view.get("widow") or {}).get("size", 0))
     if sum(room) != len(unseen):
         raise ValueError("the view's hand sizes do not match the cards unseen")
-    return Knowledge(options, me, hand, played, sequence, allowed, known, unseen, room)
+    return Knowledge(options, me, hand, played, sequence, allowed, known, unseen, room, queen_odds)
+
+
+def _queen_shedders(tricks: list[list[dict[str, Any]]], options: Options, me: int) -> set[int]:
+    """The other seats that passed up a safe chance to get rid of the queen of spades while it was
+    out: one that was void in the suit led and threw another card (after the first trick, where the
+    queen may not be thrown), or one that followed spades under the king or ace with a lower spade.
+    Most players shed the queen there, so such a seat is less likely to hold it (`QUEEN_ODDS`).
+    None once the queen has been played."""
+    without: set[int] = set()
+    for number, trick in enumerate(tricks):
+        cards = parse_cards([entry["card"] for entry in trick])
+        lead = cards[0] // 13
+        best = -1
+        for entry, card in zip(trick, cards, strict=True):
+            if card == QS:
+                return set()
+            seat = entry["seat"]
+            threw = card // 13 != lead and not (number == 0 and options.first_trick_rule)
+            ducked = lead == SPADES and card // 13 == SPADES and card < QS < best
+            if seat != me and (threw or ducked):
+                without.add(seat)
+            if card // 13 == lead:
+                best = max(best, card)
+    return without
 
 
 def deal(k: Knowledge, rng: random.Random) -> list[list[int]] | None:
@@ -118,7 +153,8 @@ def deal(k: Knowledge, rng: random.Random) -> list[list[int]] | None:
         seats = [s for s in slots if room[s] > 0 and allowed[s] >> card & 1]
         if not seats:
             return None
-        seat = rng.choices(seats, weights=[room[s] for s in seats])[0]
+        odds = k.queen_odds if card == QS else ONES
+        seat = rng.choices(seats, weights=[room[s] * odds[s] for s in seats])[0]
         holding[seat].append(card)
         room[seat] -= 1
     return holding
@@ -200,6 +236,7 @@ class Redealer:
                     bit <<= PACK
                 self.known[s] |= bit
         self.room = k.room.copy()
+        self.queen_odds = k.queen_odds if any(w != 1 for w in k.queen_odds) else None
         self.with_widow = self.room[n] > 0
         mask = template.widow if self.with_widow else 0
         for s in range(n):
@@ -227,6 +264,13 @@ class Redealer:
                 return None
             if len(seats) == 1:
                 seat = seats[0]
+            elif b == QS and self.queen_odds is not None:
+                odds = self.queen_odds
+                pick = rng.random() * sum(room[s] * odds[s] for s in seats)
+                for seat in seats:
+                    pick -= room[seat] * odds[seat]
+                    if pick < 0:
+                        break
             else:
                 pick = rng.random() * sum(room[s] for s in seats)
                 for seat in seats:

@@ -136,7 +136,7 @@ def test_rollouts_score_the_hand_as_the_engine_does() -> None:
                 continue
             if not engine.trick:  # the same policy: moon defence once a seat looks to shoot
                 threat = expert._threat(engine)
-            card = expert._policy(engine, threat) if threat >= 0 else fast_card(engine)
+            card = expert._policy(engine, threat) if threat >= 0 else expert.ROLLOUT(engine)
             engine.push(engine.turn, Play(card))
         assert ours == engine.sheet[-1]["points"]
     assert expert._rewards([0, 26, 26, 26]) == pytest.approx([1.0, -1 / 3, -1 / 3, -1 / 3])
@@ -191,3 +191,112 @@ def test_the_textbook_ismcts_search_also_plays_legal_seeded_cards(monkeypatch: p
         card = expert.choose_play(v, random.Random(8), budget=60)
         assert card in v["legal_actions"]["cards"]
         assert card == expert.choose_play(v, random.Random(8), budget=60)
+
+
+def _deal(hands: list[str], hand_number: int = 4, options: Options | None = None) -> State:
+    table = options or Options()
+    return State.from_deal(table, [h.split() for h in hands], hand_number=hand_number, seed="p")
+
+
+def _card(state: State) -> str:
+    return names(1 << expert.smart_card(state))[0]
+
+
+@pytest.mark.parametrize(
+    ("players", "variant"), [(3, "classic"), (4, "classic"), (4, "omnibus"), (5, "classic"), (7, "omnibus")]
+)
+def test_the_rollout_policy_plays_legal_cards_from_what_the_seat_may_see(players: int, variant: str) -> None:
+    """Whole hands of smart_card at every seat are legal (the engine refuses anything else), and
+    its choice depends only on the seat's own hand and the cards played: every world sampled from
+    one view gives the same card."""
+    options = Options.from_dict({"players": players, "variant": variant})
+    for k in range(12):
+        state = State.new_game(options, f"smart-{players}-{variant}-{k}")
+        state = State.from_deal(options, [names(h) for h in state.hands], hand_number=4, seed="x")
+        while state.phase == "playing" and (state.trick or any(h.bit_count() > 1 for h in state.hands)):
+            if k % 4 == 0 and len(card_ids(state.legal_mask())) > 1:
+                v = view(state, state.turn, history=False)
+                worlds = expert._Worlds(v, options, random.Random(k))
+                chosen = {expert.smart_card(w) for w in (worlds.get(i, 8) for i in range(8)) if w is not None}
+                assert chosen == {expert.smart_card(state)}
+            state.push(state.turn, Play(expert.smart_card(state)))
+
+
+def test_the_rollout_policy_sheds_the_queen_and_the_spades_above_it() -> None:
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC AC 2D",
+        "KC 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD",
+        "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH JH",
+        "QH KH AH 2S 3S 4S 5S 6S 7S 8S 9S TS JS",
+    ]
+    state = _deal(hands)
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = 0
+    state._legal = None
+    state.push(0, Play(parse_cards(["AC"])[0]))
+    state.push(1, Play(parse_cards(["KC"])[0]))
+    assert _card(state) == "QS"  # void in clubs: the queen goes first
+    state.hands[2] &= ~(1 << parse_cards(["QS"])[0])
+    state.taken[1] |= 1 << parse_cards(["QS"])[0]  # the queen has been played
+    state._legal = None
+    # Then the ace of spades is a plain high card of a short suit, ranked above the jack of hearts.
+    assert _card(state) == "AS"
+    state.hands[2] &= ~(1 << parse_cards(["AS"])[0] | 1 << parse_cards(["KS"])[0])
+    state._legal = None
+    assert _card(state) == "JH"  # no spades left: the highest heart
+
+
+def test_the_rollout_policy_leads_spades_to_flush_the_queen_and_sheds_on_a_clean_last_trick() -> None:
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC 2S 3S 4S",
+        "KC QC 3D 4D 5D 6D 7D 8D 9D TD JD QD KD",
+        "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH JH",
+        "AC AD QH KH AH 5S 6S 7S 8S 9S TS JS 2D",
+    ]
+    state = _deal(hands)
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = 0
+    state._legal = None
+    assert _card(state) == "2S"  # no spade above the jack: lead spades while the queen is out
+    state = _deal(hands)
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = 1
+    state._legal = None
+    for c in ("3D", "2H"):
+        state.push(state.turn, Play(parse_cards([c])[0]))
+    assert _card(state) != "AD"  # points in the trick: duck under the 3D
+    state = _deal(hands)
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = 0
+    state._legal = None
+    for c in ("2C", "QC"):
+        state.push(state.turn, Play(parse_cards([c])[0]))
+    state.hands[2] |= 1 << parse_cards(["7C"])[0]
+    state.hands[2] &= ~(1 << parse_cards(["JH"])[0])
+    state._legal = None
+    state.push(2, Play(parse_cards(["7C"])[0]))
+    assert _card(state) == "AC"  # last to a clean trick: shed the ace rather than keep it
+
+
+def test_the_rollout_policy_takes_and_keeps_the_omnibus_bonus() -> None:
+    options = Options.from_dict({"variant": "omnibus"})
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C TC 2D 2S 3S 4S",
+        "KC QC 3D 4D 5D 6D 7D 8D 9D JD JC QD KD",
+        "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH JH",
+        "AC AD QH KH AH 5S 6S 7S 8S 9S TS JS TD",
+    ]
+    state = _deal(hands, options=options)
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = 0
+    state._legal = None
+    for c in ("2D", "JD", "2H"):
+        state.push(state.turn, Play(parse_cards([c])[0]))
+    assert _card(state) == "AD"  # the trick is worth -9: take it
+    state = _deal(hands, options=options)
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = 3
+    state._legal = None
+    state.push(3, Play(parse_cards(["5S"])[0]))
+    state.push(0, Play(parse_cards(["2S"])[0]))
+    assert _card(state) != "JD"  # void in spades: shed anything but the bonus card

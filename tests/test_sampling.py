@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bots import expert, strong
+from bots import expert, sampling, strong
 from bots.sampling import Redealer, knowledge, sample_world, world
 from bots.strategy import decide
 from games.engine import Options, Play, State, action_from_dict, view
@@ -247,3 +247,34 @@ def test_the_two_pack_rollout_rule_on_masks_is_the_rule_on_lists() -> None:
             state.push(state.turn, Play(card))
             compared += 1
     assert compared == 6 * 7 * 14  # every card of six whole hands (7 seats, 14 cards each)
+
+
+def test_a_seat_that_passed_up_the_queen_is_dealt_it_less_often_only_when_asked() -> None:
+    """Seats 1 and 2 threw a card on a club trick while the queen was out (where they would shed
+    it): with `infer` they get the queen at the odds QUEEN_ODDS against seat 3, which followed
+    suit; without it every seat's odds are 1."""
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC 2D 3D",
+        "4D 5D 6D 7D 8D 9D TD JD QD KD AD 2S 3S",
+        "4S 5S 6S 7S 8S 9S TS JS QS KS AS 2H 3H",
+        "KC AC 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+    ]
+    state = State.from_deal(Options(), [h.split() for h in hands], hand_number=4, seed="infer")
+    # Trick 1 (no points may be thrown on it: it proves nothing) is won by seat 3's king; trick 2
+    # (seat 3 leads the ace) is the chance seats 1 and 2 passed up.
+    for _ in range(8):
+        legal = card_ids(state.legal_mask())
+        state.push(state.turn, Play(min(legal, key=lambda c: (c == QS, c))))
+    v = view(state, 0, history=False)
+    options = Options()
+    assert knowledge(v, options).queen_odds == [1.0] * 5
+    inferred = knowledge(v, options, infer=True)
+    assert inferred.queen_odds[:4] == [1.0, sampling.QUEEN_ODDS, sampling.QUEEN_ODDS, 1.0]
+    counts: Counter[int] = Counter()
+    rng = random.Random(3)
+    for _ in range(600):
+        drawn = world(inferred, v, rng)
+        assert drawn is not None
+        counts[next(s for s in range(4) if drawn.hands[s] >> QS & 1)] += 1
+    # 11 unknown cards each: the queen at odds 0.35 : 0.35 : 1 (about 21%, 21% and 59%).
+    assert counts[3] > 2 * max(counts[1], counts[2]) > 0
