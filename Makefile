@@ -5,7 +5,7 @@ VENV = .venv
 BENCH_VENV = .venv-bench
 ENGINE_SRC = $(wildcard games/engine/*.py)
 
-.PHONY: run test test-fast lint test-compiled bench
+.PHONY: run test test-suite test-fast lint test-compiled bench
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,9 +35,14 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-test: lint
+# The three parts at once, so the second core is not idle while the suite (mostly one process) runs:
+# lint, the whole suite, and the compiled engine's build and tests. Each part's output is printed
+# whole when it ends (--output-sync); the run fails if any part fails.
+test: $(VENV)/.installed
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-suite test-compiled
+
+test-suite: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
-	$(MAKE) test-compiled
 
 # The inner loop: lint and every test not marked slow (no real servers, workers or browsers;
 # SQLite and in-process tasks when DATABASE_URL/REDIS_URL are not set), on both cores. CI runs everything.
