@@ -193,9 +193,17 @@ def test_the_textbook_ismcts_search_also_plays_legal_seeded_cards(monkeypatch: p
         assert card == expert.choose_play(v, random.Random(8), budget=60)
 
 
-def _deal(hands: list[str], hand_number: int = 4, options: Options | None = None) -> State:
-    table = options or Options()
-    return State.from_deal(table, [h.split() for h in hands], hand_number=hand_number, seed="p")
+def _midhand(
+    hands: list[str], leader: int, plays: tuple[str, ...] = (), options: Options | None = None
+) -> State:
+    """A hand after a pretend first trick, `leader` to lead, then `plays` made."""
+    state = State.from_deal(options or Options(), [h.split() for h in hands], hand_number=4, seed="p")
+    state.tricks = [(0, (0, 13, 26, 39), 1)]
+    state.leader = state.turn = leader
+    state._legal = None
+    for card in plays:
+        state.push(state.turn, Play(parse_cards([card])[0]))
+    return state
 
 
 def _card(state: State) -> str:
@@ -229,53 +237,30 @@ def test_the_rollout_policy_sheds_the_queen_and_the_spades_above_it() -> None:
         "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH JH",
         "QH KH AH 2S 3S 4S 5S 6S 7S 8S 9S TS JS",
     ]
-    state = _deal(hands)
-    state.tricks = [(0, (0, 13, 26, 39), 1)]
-    state.leader = state.turn = 0
-    state._legal = None
-    state.push(0, Play(parse_cards(["AC"])[0]))
-    state.push(1, Play(parse_cards(["KC"])[0]))
+    state = _midhand(hands, 0, ("AC", "KC"))
     assert _card(state) == "QS"  # void in clubs: the queen goes first
-    state.hands[2] &= ~(1 << parse_cards(["QS"])[0])
-    state.taken[1] |= 1 << parse_cards(["QS"])[0]  # the queen has been played
+    queen = 1 << parse_cards(["QS"])[0]
+    state.hands[2] &= ~queen
+    state.taken[1] |= queen  # now say the queen has been played
     state._legal = None
     # Then the ace of spades is a plain high card of a short suit, ranked above the jack of hearts.
     assert _card(state) == "AS"
-    state.hands[2] &= ~(1 << parse_cards(["AS"])[0] | 1 << parse_cards(["KS"])[0])
+    state.hands[2] &= ~sum(1 << c for c in parse_cards(["AS", "KS"]))
     state._legal = None
     assert _card(state) == "JH"  # no spades left: the highest heart
 
 
 def test_the_rollout_policy_leads_spades_to_flush_the_queen_and_sheds_on_a_clean_last_trick() -> None:
     hands = [
-        "2C 3C 4C 5C 6C 7C 8C 9C TC JC 2S 3S 4S",
+        "3C 4C 5C 6C 8C 9C TC JC 2S 3S 4S JH JS",
         "KC QC 3D 4D 5D 6D 7D 8D 9D TD JD QD KD",
-        "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH JH",
-        "AC AD QH KH AH 5S 6S 7S 8S 9S TS JS 2D",
+        "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH 7C",
+        "AC 2C AD 2D QH KH AH 5S 6S 7S 8S 9S TS",
     ]
-    state = _deal(hands)
-    state.tricks = [(0, (0, 13, 26, 39), 1)]
-    state.leader = state.turn = 0
-    state._legal = None
-    assert _card(state) == "2S"  # no spade above the jack: lead spades while the queen is out
-    state = _deal(hands)
-    state.tricks = [(0, (0, 13, 26, 39), 1)]
-    state.leader = state.turn = 1
-    state._legal = None
-    for c in ("3D", "2H"):
-        state.push(state.turn, Play(parse_cards([c])[0]))
-    assert _card(state) != "AD"  # points in the trick: duck under the 3D
-    state = _deal(hands)
-    state.tricks = [(0, (0, 13, 26, 39), 1)]
-    state.leader = state.turn = 0
-    state._legal = None
-    for c in ("2C", "QC"):
-        state.push(state.turn, Play(parse_cards([c])[0]))
-    state.hands[2] |= 1 << parse_cards(["7C"])[0]
-    state.hands[2] &= ~(1 << parse_cards(["JH"])[0])
-    state._legal = None
-    state.push(2, Play(parse_cards(["7C"])[0]))
-    assert _card(state) == "AC"  # last to a clean trick: shed the ace rather than keep it
+    assert _card(_midhand(hands, 0)) == "2S"  # no spade above the jack: flush the queen
+    assert _card(_midhand(hands, 1, ("3D", "2H"))) == "2D"  # a point in the trick: duck
+    assert _card(_midhand(hands, 0, ("3C", "QC", "7C"))) == "AC"  # last to a clean trick: shed the ace
+    assert names(1 << fast_card(_midhand(hands, 0, ("3C", "QC", "7C"))))[0] == "2C"  # strong's rule ducks
 
 
 def test_the_rollout_policy_takes_and_keeps_the_omnibus_bonus() -> None:
@@ -286,17 +271,5 @@ def test_the_rollout_policy_takes_and_keeps_the_omnibus_bonus() -> None:
         "QS KS AS 2H 3H 4H 5H 6H 7H 8H 9H TH JH",
         "AC AD QH KH AH 5S 6S 7S 8S 9S TS JS TD",
     ]
-    state = _deal(hands, options=options)
-    state.tricks = [(0, (0, 13, 26, 39), 1)]
-    state.leader = state.turn = 0
-    state._legal = None
-    for c in ("2D", "JD", "2H"):
-        state.push(state.turn, Play(parse_cards([c])[0]))
-    assert _card(state) == "AD"  # the trick is worth -9: take it
-    state = _deal(hands, options=options)
-    state.tricks = [(0, (0, 13, 26, 39), 1)]
-    state.leader = state.turn = 3
-    state._legal = None
-    state.push(3, Play(parse_cards(["5S"])[0]))
-    state.push(0, Play(parse_cards(["2S"])[0]))
-    assert _card(state) != "JD"  # void in spades: shed anything but the bonus card
+    assert _card(_midhand(hands, 0, ("2D", "JD", "2H"), options)) == "AD"  # worth -9: take it
+    assert _card(_midhand(hands, 3, ("5S", "2S"), options)) != "JD"  # void: shed anything but the bonus
