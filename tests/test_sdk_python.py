@@ -407,21 +407,24 @@ def test_stream_resumes_after_the_connection_is_cut(
     workers()
     proxy = Proxy(web())
     client = HeartsClient.as_guest(proxy.base, "watcher", retry=Retry(backoff=0.05))
+    # A hand is about 60 events and a game to 100 lasts at least four hands, so four cuts every 20
+    # events always land while the game goes on (a game to 50 could end after two hands, before
+    # the fourth cut).
     table = client.create_table(
-        options={"target_score": 50}, bots={0: "random", 1: "random", 2: "random", 3: "random"}
+        options={"target_score": 100}, bots={0: "random", 1: "random", 2: "random", 3: "random"}
     )
     stream = client.stream(table["id"])
     streamed: list[Event] = []
-    cuts, next_cut = 0, 30
+    cuts, next_cut = 0, 20
     deadline = time.monotonic() + 240
     try:
         for event in stream:
             assert time.monotonic() < deadline, "the game did not finish"
             streamed.append(event)
-            # Cut every 30 events, once the previous cut was resumed, while the game goes on.
+            # Cut every 20 events, once the previous cut was resumed, while the game goes on.
             if len(streamed) >= next_cut and stream.reconnects == cuts < 4:
                 proxy.cut()
-                cuts, next_cut = cuts + 1, len(streamed) + 30
+                cuts, next_cut = cuts + 1, len(streamed) + 20
     finally:
         proxy.close()
     assert stream.reconnects >= 4
