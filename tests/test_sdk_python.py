@@ -456,7 +456,8 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
     seen: list[httpx.Request | httpx.Response] = []
     client = HeartsClient.as_guest(base, "limited", http=_counting(seen))
     # The limit's windows are fixed 2-second spans of the clock (games/infra/ratelimit.py): start the
-    # burst just after one begins, so the six creates cannot straddle two windows and all pass.
+    # burst just after one begins, so the six creates all fall in one window and the fifth is refused
+    # (split 3 + 3 across a window edge, none would be).
     time.sleep(2 - time.time() % 2 + 0.02)
     started = time.monotonic()
     tables = [client.create_table(bots={1: "basic", 2: "basic"}) for _ in range(6)]
