@@ -3,7 +3,7 @@
 PYTHON = python3
 VENV = .venv
 BENCH_VENV = .venv-bench
-ENGINE_SRC = $(wildcard games/engine/*.py)
+COMPILED_SRC = $(wildcard games/engine/*.py) bots/basic.py bots/sampling.py bots/strong.py bots/expert.py
 
 .PHONY: run test test-suite test-fast lint test-compiled bench
 
@@ -15,11 +15,11 @@ $(VENV)/.installed: pyproject.toml setup.py clients/python/pyproject.toml $(VENV
 	$(VENV)/bin/pip install -e '.[test]' -e clients/python
 	touch $@
 
-# A second, non-editable install whose engine is compiled with mypyc (HEARTS_COMPILE=1).
+# A second, non-editable install whose engine and bots are compiled with mypyc (HEARTS_COMPILE=1).
 $(BENCH_VENV)/bin/python:
 	$(PYTHON) -m venv $(BENCH_VENV)
 
-$(BENCH_VENV)/.installed: pyproject.toml setup.py $(ENGINE_SRC) $(BENCH_VENV)/bin/python
+$(BENCH_VENV)/.installed: pyproject.toml setup.py $(COMPILED_SRC) $(BENCH_VENV)/bin/python
 	HEARTS_COMPILE=1 $(BENCH_VENV)/bin/pip install '.[test,bench]'
 	touch $@
 

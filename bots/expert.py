@@ -36,10 +36,11 @@ Moon:
   timeout rule: add only when that ends the game with this seat winning).
 
 Effort is a number of iterations (rollouts) by default, so a seed replays the same decision:
-ITERATIONS per card and per pass by default (about 35 ms per move with the compiled engine; going
-from 150 to 300 iterations bought a measured 0.4 points per hand against strong and from 300 to 600
-about 0.35 more, bench/README.md), or the HEARTS_EXPERT_ITERATIONS environment
-variable: PLAY_ITERATIONS is the setting for up to about a second per move in play.
+ITERATIONS per card and per pass by default, or the HEARTS_EXPERT_ITERATIONS environment variable:
+PLAY_ITERATIONS is the setting for up to about a second per move in play. Going from 150 to 300
+iterations bought a measured 0.4 points per hand against strong, and from 300 to 600 about 0.35
+more (bench/README.md). The default, 1,200, is about as fast compiled (mypyc, setup.py: about 35 ms
+per move) as 600 were interpreted; interpreted it takes about three times as long.
 A table may give its bots a thinking time instead (`bot_think_ms`): then `deadline` replaces the
 budget, and each round of the search takes its share of the time left, checked between worlds;
 such decisions depend on the machine's speed, so only a fixed budget replays exactly.
@@ -62,7 +63,7 @@ from games.engine import PLAYING, Options, Pass, Play, State
 from games.engine.cards import ONE_PACK, PACK, QS, card_ids, names, parse_cards
 from games.engine.deal import cards_in_play
 
-ITERATIONS = 600  # the default budget: search iterations per card played (bench/README.md)
+ITERATIONS = 1200  # the default budget: search iterations per card played (bench/README.md)
 PLAY_ITERATIONS = 6000  # a setting for up to a second per move in play (HEARTS_EXPERT_ITERATIONS)
 REUSE = 4  # SEARCH = "ucb": iterations per sampled world (a pool, cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points

@@ -11,6 +11,9 @@ POSTGRES_ENGINE = "django.db.backends.postgresql"
 # Bots play unpaced in the suite, in this process and in the servers and workers it starts (they
 # inherit the environment): tests move far faster than people watch. The pace's own tests set it.
 os.environ.setdefault("BOT_PACE_MS", "0")
+# Expert bots search with a small fixed budget in the suite, for the same reason: the tests check
+# legality, replay and hidden information, not strength (bench/ measures that at the default).
+os.environ.setdefault("HEARTS_EXPERT_ITERATIONS", "100")
 
 
 def running_under_ci() -> bool:

@@ -39,7 +39,15 @@ SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_CLOCK": "5",
     "BENCH_DEALS": "2",
 }
-SETTINGS = ("DATABASE_URL", "REDIS_URL", "DEBUG", "HEARTS_ENV", "RATE_LIMITS_ENABLED", "LOG_LEVEL")
+SETTINGS = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "DEBUG",
+    "HEARTS_ENV",
+    "RATE_LIMITS_ENABLED",
+    "LOG_LEVEL",
+    "HEARTS_EXPERT_ITERATIONS",
+)
 pytestmark = pytest.mark.slow
 
 
