@@ -7,6 +7,11 @@ their legal sets are compared at every step. The gap is the one of `python -m bo
 
     python bench/vs_openspiel.py --candidate strong --ismcts-sims 600 --deal-sets 400 --jobs 2
     python bench/vs_openspiel.py --candidate expert --match-time 1 --deal-sets 100 --jobs 2
+
+A run too long for one sitting is played in parts: each part is a range of deal sets of the same
+seed and simulations (`--first-deal K --deal-sets N`, `--json`), and `--combine` joins the parts'
+files into the run's figures, as if it had been played at once (deal set k is the same deal in any
+part). `--paired` compares two runs (or combined runs) deal set by deal set.
 """
 
 from __future__ import annotations
@@ -98,6 +103,8 @@ class Result:
     moons: int = 0
     seconds: float = 0.0
     calibration: dict[str, float] = field(default_factory=dict)
+    first_deal: int = 0  # the deal sets played are first_deal .. first_deal + deal_sets - 1
+    timing: dict[str, float] = field(default_factory=dict)  # the sums behind the ms per card
     per_deal_gaps: list[float] = field(default_factory=list, repr=False)
 
 
@@ -275,22 +282,25 @@ def run(
     jobs: int,
     calibration_deals: int,
     progress: bool,
+    first_deal: int = 0,
 ) -> Result:
-    """The tournament; with `match_time` the simulations are set so that ISMCTS's CPU time per card
-    is `match_time` times our bot's, both measured on calibration deals first."""
+    """The tournament over deal sets first_deal .. first_deal + deal_sets - 1; with `match_time`
+    the simulations are set so that ISMCTS's CPU time per card is `match_time` times our bot's,
+    both measured on calibration deals first."""
     started = time.perf_counter()
     calibration: dict[str, float] = {}
     if match_time is not None:
         sims, calibration = matched_sims(level, match_time, calibration_deals, seed, uct_c, jobs)
     assert sims is not None
-    result = Result(level, sims, uct_c, deal_sets, seed, calibration=calibration)
+    result = Result(level, sims, uct_c, deal_sets, seed, calibration=calibration, first_deal=first_deal)
     ours: list[float] = []
     theirs: list[float] = []
     timing = Timing()
     pool = multiprocessing.Pool(jobs) if jobs > 1 else None
     try:
         play = partial(deal_set, level, sims, uct_c, seed)
-        outcomes = pool.imap(play, range(deal_sets)) if pool else map(play, range(deal_sets))
+        deals = range(first_deal, first_deal + deal_sets)
+        outcomes = pool.imap(play, deals) if pool else map(play, deals)
         for k, (mine, others, gap, t, moons) in enumerate(outcomes):
             ours.extend(mine)
             theirs.extend(others)
@@ -311,10 +321,69 @@ def run(
     result.ismcts_points_per_hand = statistics.fmean(theirs)
     result.gap, low, high = duplicate.interval(gaps)
     result.gap_ci95 = (low, high)
+    result.timing = asdict(timing)
+    _times(result, timing)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _times(result: Result, timing: Timing) -> None:
     result.candidate_ms_per_card = timing.ours_ms()
     result.ismcts_ms_per_card = timing.ismcts_ms()
     result.time_ratio = result.ismcts_ms_per_card / max(result.candidate_ms_per_card, 1e-9)
-    result.seconds = time.perf_counter() - started
+
+
+def _load(path: str) -> dict[str, Any]:
+    with open(path) as f:
+        loaded: dict[str, Any] = json.load(f)
+    return loaded
+
+
+def _gaps_by_deal(run: dict[str, Any]) -> dict[int, float]:
+    """Deal set number to gap (files written before parts existed start at deal set 0)."""
+    first = run.get("first_deal", 0)
+    return {first + i: gap for i, gap in enumerate(run["per_deal_gaps"])}
+
+
+def combine(paths: Sequence[str]) -> Result:
+    """One run's figures from its parts: the same candidate, simulations, exploration and seed,
+    deal sets that neither overlap nor leave a hole. Points per hand are weighted by each part's
+    hands, CPU times summed, the gap's interval taken over all the deal sets."""
+    parts = sorted((_load(p) for p in paths), key=lambda r: r.get("first_deal", 0))
+    keys = ("candidate", "ismcts_sims", "uct_c", "seed")
+    for part in parts[1:]:
+        differ = [k for k in keys if part[k] != parts[0][k]]
+        if differ:
+            raise SystemExit(f"the parts differ in {', '.join(differ)}: not one run")
+    gaps: dict[int, float] = {}
+    for part in parts:
+        mine = _gaps_by_deal(part)
+        if not part.get("timing"):
+            raise SystemExit("a part has no CPU-time sums (written before --combine existed)")
+        if gaps.keys() & mine.keys():
+            raise SystemExit(f"deal sets played twice: {sorted(gaps.keys() & mine.keys())[:5]}")
+        gaps.update(mine)
+    first, last = min(gaps), max(gaps)
+    missing = sorted(set(range(first, last + 1)) - gaps.keys())
+    if missing:
+        raise SystemExit(f"deal sets missing between the parts: {missing[:5]}")
+    head = parts[0]
+    result = Result(head["candidate"], head["ismcts_sims"], head["uct_c"], len(gaps), head["seed"])
+    result.first_deal = first
+    result.per_deal_gaps = [gaps[k] for k in range(first, last + 1)]
+    result.calibration = next((p["calibration"] for p in parts if p.get("calibration")), {})
+    result.hands = sum(p["hands"] for p in parts)
+    for side in ("candidate_points_per_hand", "ismcts_points_per_hand"):
+        setattr(result, side, sum(p[side] * p["hands"] for p in parts) / result.hands)
+    result.gap, low, high = duplicate.interval(result.per_deal_gaps)
+    result.gap_ci95 = (low, high)
+    timing = Timing()
+    for part in parts:
+        timing.add(Timing(**part["timing"]))
+    result.timing = asdict(timing)
+    _times(result, timing)
+    result.moons = sum(p["moons"] for p in parts)
+    result.seconds = sum(p["seconds"] for p in parts)
     return result
 
 
@@ -326,6 +395,8 @@ def report(result: Result) -> str:
         f"ismcts_sims: {result.ismcts_sims}",
         f"ismcts_uct_c: {result.uct_c}",
         f"seed: {result.seed}",
+        f"first_deal: {result.first_deal}",
+        f"deal_sets: {result.deal_sets}",
         f"hands: {result.hands}",
         f"candidate_points_per_hand: {result.candidate_points_per_hand:.3f}",
         f"ismcts_points_per_hand: {result.ismcts_points_per_hand:.3f}",
@@ -347,13 +418,13 @@ def paired(first: str, second: str) -> str:
     """The first run's gap minus the second's over the deal sets both played (same seed: deal set
     k is the same deal in both), with a 95% interval over those deal sets: comparing two of our
     bots against ISMCTS on the same deals cancels the deals' luck."""
-    runs = []
-    for path in (first, second):
-        with open(path) as f:
-            runs.append(json.load(f))
+    runs = [_load(first), _load(second)]
     if runs[0]["seed"] != runs[1]["seed"]:
         raise SystemExit(f"different seeds ({runs[0]['seed']}, {runs[1]['seed']}): not the same deals")
-    diffs = [a - b for a, b in zip(runs[0]["per_deal_gaps"], runs[1]["per_deal_gaps"], strict=False)]
+    a, b = (_gaps_by_deal(r) for r in runs)
+    diffs = [a[k] - b[k] for k in sorted(a.keys() & b.keys())]
+    if not diffs:
+        raise SystemExit("the runs have no deal set in common")
     mean, low, high = duplicate.interval(diffs)
     return "\n".join(
         [
@@ -389,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--uct-c", type=float, default=2.0, help="ISMCTS's exploration constant")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--first-deal", type=int, default=0, help="Play deal sets from this one on (a part of a run)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="Processes")
     parser.add_argument("--json", help="Also write the result to this file")
     parser.add_argument("--quiet", action="store_true", help="No progress bar")
@@ -398,9 +472,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="JSON",
         help="Print the first run's gap minus the second's on their common deal sets, and stop",
     )
+    parser.add_argument(
+        "--combine",
+        nargs="+",
+        metavar="JSON",
+        help="Print one run's figures from the files of its parts (and write --json), and stop",
+    )
     args = parser.parse_args(argv)
     if args.paired:
         print(paired(*args.paired))
+        return 0
+    if args.combine:
+        combined = combine(args.combine)
+        print(report(combined))
+        _write(args.json, combined)
         return 0
     if pyspiel is None:
         print("openspiel_installed: 0")
@@ -416,12 +501,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs=args.jobs,
         calibration_deals=args.calibration_deals,
         progress=not args.quiet,
+        first_deal=args.first_deal,
     )
     print(report(result))
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(asdict(result), out, indent=2)
+    _write(args.json, result)
     return 0
+
+
+def _write(path: str | None, result: Result) -> None:
+    if path:
+        with open(path, "w") as out:
+            json.dump(asdict(result), out, indent=2)
 
 
 if __name__ == "__main__":

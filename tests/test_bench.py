@@ -144,3 +144,73 @@ def test_two_runs_against_ismcts_compare_on_their_common_deals(tmp_path: Path) -
     ]
     refused = subprocess.run([*command, str(first), str(other)], cwd=ROOT, capture_output=True, text=True)
     assert refused.returncode != 0 and "different seeds" in refused.stderr
+
+
+def _part(
+    first_deal: int, gaps: list[float], hands: int, ours: float, **changes: object
+) -> dict[str, object]:
+    """The JSON of one part of a run against ISMCTS, as `--json` writes it."""
+    return {
+        "candidate": "expert",
+        "ismcts_sims": 900,
+        "uct_c": 2.0,
+        "seed": 7,
+        "deal_sets": len(gaps),
+        "first_deal": first_deal,
+        "per_deal_gaps": gaps,
+        "hands": hands,
+        "candidate_points_per_hand": ours,
+        "ismcts_points_per_hand": (26 - ours) / 3,
+        "timing": {"ours_seconds": 1.0, "ours_cards": 10, "ismcts_seconds": 6.0, "ismcts_cards": 30},
+        "moons": 1,
+        "seconds": 50.0,
+        "calibration": {},
+        **changes,
+    }
+
+
+def test_a_run_played_in_parts_combines_into_the_figures_of_the_whole(tmp_path: Path) -> None:
+    """`--combine` joins parts (deal-set ranges of one seed, `--first-deal`) into one run; it refuses
+    parts of different runs, overlapping parts and a hole; `--paired` matches deal sets by number."""
+    files = []
+    for name, part in {
+        "b": _part(2, [3.0, 6.0], 8, 5.0),
+        "a": _part(0, [1.0, 2.0], 8, 3.0, calibration={"candidate_ms_per_card": 30.0}),
+    }.items():
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps(part))
+    command = [sys.executable, "bench/vs_openspiel.py"]
+    whole = tmp_path / "whole.json"
+    combined = subprocess.run(
+        [*command, "--combine", *map(str, files), "--json", str(whole)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert combined.returncode == 0, combined.stderr[-2000:]
+    result = json.loads(whole.read_text())
+    assert result["per_deal_gaps"] == [1.0, 2.0, 3.0, 6.0] and result["first_deal"] == 0
+    assert result["deal_sets"] == 4 and result["hands"] == 16 and result["moons"] == 2
+    assert result["gap"] == 3.0 and result["candidate_points_per_hand"] == 4.0  # hands-weighted
+    assert result["candidate_ms_per_card"] == 100.0 and result["ismcts_ms_per_card"] == 200.0
+    assert result["time_ratio"] == 2.0 and result["calibration"] == {"candidate_ms_per_card": 30.0}
+    assert "gap_points_per_hand: 3.000" in combined.stdout
+    for bad, message in [
+        (_part(4, [1.0], 4, 3.0, ismcts_sims=800), "differ in ismcts_sims"),
+        (_part(3, [1.0], 4, 3.0), "played twice"),
+        (_part(5, [1.0], 4, 3.0), "missing"),
+    ]:
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        refused = subprocess.run(
+            [*command, "--combine", *map(str, files), str(tmp_path / "bad.json")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode != 0 and message in refused.stderr, refused.stderr
+    # Paired by deal set number: the part from deal set 2 against the whole run.
+    paired = subprocess.run(
+        [*command, "--paired", str(files[0]), str(whole)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert paired.returncode == 0 and "paired_deal_sets: 2" in paired.stdout
+    assert "paired_gap_difference: 0.000" in paired.stdout

@@ -422,7 +422,7 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
             f"== {b.log.name}\n{b.log.read_text()}" for b in boxes.boxes.values() if b.log.exists()
         )
 
-    # What the runtime image holds: its user, the compiled engine, no compiler and no pip.
+    # What the runtime image holds: its user, the compiled engine and bots, no compiler and no pip.
     assert image.config["User"] == "10001:10001"
     # (the HEALTHCHECK is kept: a docker-format image, as `docker build` makes)
     assert "/healthz" in " ".join(image.healthcheck.get("Test", [])), image.healthcheck
@@ -431,7 +431,8 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
         [
             "sh",
             "-c",
-            "id -u; python -c 'import games.engine.state as s; print(s.__file__)'; "
+            "id -u; python -c 'import games.engine.state as s, bots.expert as e; "
+            "print(s.__file__, e.__file__)'; "
             "for t in gcc cc c++ make pip pip3; do command -v $t || echo no-$t; done; "
             "python -c 'import pip' 2>&1 | tail -1; "
             "ls /opt/venv/lib/python3.11/site-packages/staticfiles/admin/css/base.css",
@@ -440,6 +441,7 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
     )
     assert contents.splitlines()[0] == "10001"
     assert re.search(r"games/engine/state\.cpython-311-x86_64-linux-gnu\.so", contents), contents
+    assert re.search(r"bots/expert\.cpython-311-x86_64-linux-gnu\.so", contents), contents
     for name in ("gcc", "cc", "c++", "make", "pip", "pip3"):
         assert f"no-{name}" in contents, contents
     assert "No module named 'pip'" in contents
