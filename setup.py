@@ -1,5 +1,4 @@
-"""Build hook: with HEARTS_COMPILE=1 the pure-Python rules engine and the bots' search are also
-compiled with mypyc."""
+"""Build hook: with HEARTS_COMPILE=1 the rules engine and the bots' search are compiled with mypyc."""
 
 import os
 

@@ -1,5 +1,7 @@
-"""Which build the suite is testing (the plain source, or the mypyc-compiled engine and bots), and
-that the compiled bots decide exactly as the source does."""
+"""Which build is under test (source or mypyc-compiled), and that compiled bots decide as the source.
+
+The engine and the bots' search are compiled together (setup.py); `make test-compiled` runs these
+tests against that build, the main suite against the source."""
 
 import json
 import os
