@@ -3,7 +3,7 @@
 PYTHON = python3
 VENV = .venv
 BENCH_VENV = .venv-bench
-COMPILED_SRC = $(wildcard games/engine/*.py) bots/basic.py bots/sampling.py bots/strong.py bots/expert.py
+COMPILED_SRC = $(wildcard games/engine/*.py bots/*.py)
 
 .PHONY: run test test-suite test-fast lint test-compiled bench
 
@@ -15,7 +15,8 @@ $(VENV)/.installed: pyproject.toml setup.py clients/python/pyproject.toml $(VENV
 	$(VENV)/bin/pip install -e '.[test]' -e clients/python
 	touch $@
 
-# A second, non-editable install whose engine and bots are compiled with mypyc (HEARTS_COMPILE=1).
+# A second, non-editable install whose engine and bots are compiled with mypyc (HEARTS_COMPILE=1);
+# any change to them reinstalls it (the interpreted bots/strategy.py and tournament.py are copied too).
 $(BENCH_VENV)/bin/python:
 	$(PYTHON) -m venv $(BENCH_VENV)
 
