@@ -36,19 +36,21 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# The three parts at once, so the second core is not idle while the suite (mostly one process) runs:
-# lint, the whole suite, and the compiled engine's build and tests. Each part's output is printed
+# The three parts at once: lint, the whole suite, and the compiled engine's build and tests (the
+# suite mostly waits on the processes it starts, so the other two fit beside it). Each part's output is printed
 # whole when it ends (--output-sync); the run fails if any part fails.
 test: $(VENV)/.installed
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-suite test-compiled
 
+# On both cores: pytest-xdist sends whole files to two worker processes, each with its own test
+# database (pytest-django) and Redis database (tests/parallel.py).
 test-suite: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -p tests.parallel -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # The inner loop: lint and every test not marked slow (no real servers, workers or browsers;
 # SQLite and in-process tasks when DATABASE_URL/REDIS_URL are not set), on both cores. CI runs everything.
 test-fast: lint
-	$(VENV)/bin/python -m pytest -m "not slow" -n 2 $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -p tests.parallel -m "not slow" -n 2 $(PYTEST_ARGS)
 
 # The engine tests again, against the compiled engine: both builds must behave the same.
 # The pytest script (not `python -m`) keeps the source tree off sys.path.

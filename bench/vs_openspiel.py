@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import random
 import statistics
@@ -31,7 +30,7 @@ from typing import Any
 
 from bots import LEVELS
 from bots.strategy import decide
-from bots.tournament import _bar, dealt_hand
+from bots.tournament import _bar, dealt_hand, process_pool
 from games.engine import (
     ADD,
     MOON,
@@ -267,7 +266,7 @@ def matched_sims(
 def _map(fn: Any, items: range, jobs: int) -> list[Any]:
     if jobs <= 1:
         return list(map(fn, items))
-    with multiprocessing.Pool(jobs) as pool:
+    with process_pool(jobs) as pool:
         return list(pool.imap(fn, items))
 
 
@@ -296,7 +295,7 @@ def run(
     ours: list[float] = []
     theirs: list[float] = []
     timing = Timing()
-    pool = multiprocessing.Pool(jobs) if jobs > 1 else None
+    pool = process_pool(jobs) if jobs > 1 else None
     try:
         play = partial(deal_set, level, sims, uct_c, seed)
         deals = range(first_deal, first_deal + deal_sets)

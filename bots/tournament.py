@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from multiprocessing.pool import Pool
 from typing import Any
 
 from bots import LEVELS, expert
@@ -84,6 +85,13 @@ def dealt_hand(options: Options, seed: str, number: int) -> State:
     return State.new_game(duplicate.hand_options(options, number), seed)
 
 
+def process_pool(jobs: int) -> Pool:
+    """Worker processes started fresh (spawn), never forked from this one: a caller may hold
+    threads and open connections (`manage.py tournament` in Django, a test runner), and a forked
+    child inherits them mid-use (seen: a child blocked on a Redis socket it shared with its parent)."""
+    return multiprocessing.get_context("spawn").Pool(jobs)
+
+
 def run(
     candidate: str,
     reference: str,
@@ -106,7 +114,7 @@ def run(
     started = time.perf_counter()
     cand_points: list[float] = []
     ref_points: list[float] = []
-    pool = multiprocessing.Pool(jobs) if jobs > 1 else None
+    pool = process_pool(jobs) if jobs > 1 else None
     try:
         deals = partial(_deal_set, candidate, reference, options.to_dict(), seed)
         outcomes = pool.imap(deals, range(deal_sets)) if pool else map(deals, range(deal_sets))

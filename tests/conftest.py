@@ -1,6 +1,7 @@
 """Makes a CI run fail loudly, rather than skip quietly, when the PostgreSQL or Redis it needs is missing."""
 
 import os
+from typing import Any
 
 import dj_database_url
 import psycopg
@@ -120,6 +121,28 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         problem = redis_problem(os.environ.get("REDIS_URL", ""))
         if problem:
             skip_or_fail(problem)
+
+
+REPLAYED_TABLES: list[int] = []  # the finished tables tests/games/conftest.py replayed, in this process
+_replayed_by_workers: list[int] = []  # under pytest-xdist: each worker's count, in the controller
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its count to the controller (which loads no test directory's conftest)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["replayed_tables"] = len(REPLAYED_TABLES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    _replayed_by_workers.append(getattr(node, "workeroutput", {}).get("replayed_tables", 0))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    total = len(REPLAYED_TABLES) + sum(_replayed_by_workers)
+    if total:
+        terminalreporter.write_line(f"finished tables replayed from their move logs: {total}")
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """Stream fan-out: one Redis subscription per web process, one database read per table change.
 
 Per event loop (one uvicorn worker process) a Hub holds one redis.asyncio pub/sub connection. A
-channel (`hearts:table:<id>`, `hearts:player:<id>`) is subscribed when the first stream that needs
+channel (`hearts:<db>:table:<id>`, `hearts:<db>:player:<id>`) is subscribed when the first stream that needs
 it opens and unsubscribed once the last one has closed (reference counted); one reader task
 dispatches the wake-ups. Each followed table has a Feed: when a wake-up (or the safety poll) says
 the table reached a version beyond the feed's last read, the feed reads the table row and its new

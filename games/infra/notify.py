@@ -13,20 +13,33 @@ from dataclasses import dataclass
 
 import redis
 from django.conf import settings
+from redis.connection import parse_url
 
 from games.infra import clocks
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
+_prefixes: dict[str, str] = {}
 
 
 def table_channel(table_id: int) -> str:
-    return f"hearts:table:{table_id}"
+    return f"{_channel_prefix()}table:{table_id}"
 
 
 def player_channel(player_id: int) -> str:
-    return f"hearts:player:{player_id}"
+    return f"{_channel_prefix()}player:{player_id}"
+
+
+def _channel_prefix() -> str:
+    """`hearts:<db>:`: pub/sub channels belong to the Redis server, not to a database, so the number
+    of REDIS_URL's database keeps two deployments (or two test runs) on one server from waking each
+    other's streams, as their keys already are kept apart."""
+    url = settings.REDIS_URL
+    if url not in _prefixes:
+        database = parse_url(url).get("db", 0) if url else 0  # type: ignore[no-untyped-call]
+        _prefixes[url] = f"hearts:{database}:"
+    return _prefixes[url]
 
 
 def shared_redis() -> redis.Redis | None:

@@ -20,13 +20,11 @@ from games.infra import jobs
 from games.models import Table
 from games.services import table_replay
 from hearts_service.celery import app
-from tests.conftest import celery_eager
+from tests.conftest import REPLAYED_TABLES, celery_eager
 
 GAME_LANES = "clocks,people,bots"  # every lane but webhooks: one worker for the game's tasks
 
 ROOT = Path(__file__).resolve().parents[2]
-
-CHECKED: list[int] = []
 
 
 @pytest.fixture(autouse=True)
@@ -44,12 +42,7 @@ def finished_tables_replay_exactly(request: pytest.FixtureRequest) -> Iterator[N
         assert state_to_dict(replayed) == table.state, f"table {table.pk} does not replay"
         last = table.score_rows.filter(hand_number=table.hand_number).order_by("position")
         assert [r.total for r in last] == replayed.totals
-        CHECKED.append(table.pk)
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if CHECKED:
-        terminalreporter.write_line(f"finished tables replayed from their move logs: {len(CHECKED)}")
+        REPLAYED_TABLES.append(table.pk)
 
 
 def _test_db_env(redis_url: str) -> dict[str, str]:
@@ -102,7 +95,8 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
 
     def start(*, queues: str = GAME_LANES, beat: bool = False, **env: str) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "celery", "-A", "hearts_service", "worker", "--concurrency=1"]
-        cmd += ["-Q", queues, "-n", f"w{len(started)}@%h", "-l", "info"]
+        name = f"w{len(started)}{os.environ.get('PYTEST_XDIST_WORKER', '')}@%h"  # unique on this host
+        cmd += ["-Q", queues, "-n", name, "-l", "info"]
         if beat:
             cmd += ["-B", "-s", str(tmp_path / "beat-schedule")]
         proc = _spawn(cmd, {**base_env, **env}, tmp_path / f"worker{len(started)}.log")

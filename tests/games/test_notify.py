@@ -1,0 +1,55 @@
+"""Stream wake-ups (games/infra/notify.py) reach the streams of their own Redis database only."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import redis
+
+from games.infra import notify
+
+pytestmark = pytest.mark.needs_redis
+
+
+def _on_database(url: str, db: int) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+
+
+def test_two_databases_of_one_redis_server_never_wake_each_others_streams(
+    redis_url: str, settings: Any
+) -> None:
+    """Pub/sub channels belong to the server, not to a database: without the database's number in
+    the channel, a deployment (or a test run) on database 8 would wake streams on database 9."""
+    mine, theirs = _on_database(redis_url, 8), _on_database(redis_url, 9)
+    settings.REDIS_URL = mine
+    my_table, my_player = notify.table_channel(42), notify.player_channel(7)
+    assert (my_table, my_player) == ("hearts:8:table:42", "hearts:8:player:7")
+    listener = redis.Redis.from_url(mine).pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(my_table, my_player)
+    try:
+        settings.REDIS_URL = theirs  # the same table and player ids, on the other database
+        notify.send([notify._Note(42, 5, frozenset({7}), clock=False)])
+        settings.REDIS_URL = mine
+        notify.send([notify._Note(42, 6, frozenset({7}), clock=False)])
+        heard: list[tuple[str, str]] = []
+        deadline = time.monotonic() + 5
+        while len(heard) < 2 and time.monotonic() < deadline:
+            message = listener.get_message(timeout=0.2)
+            if message:
+                heard.append((message["channel"].decode(), message["data"].decode()))
+        time.sleep(0.2)  # anything from the other database would have arrived by now
+        while message := listener.get_message(timeout=0.1):
+            heard.append((message["channel"].decode(), message["data"].decode()))
+        assert heard == [(my_table, "6"), (my_player, "42:6")]
+    finally:
+        listener.close()
+
+
+def test_without_a_database_number_the_channels_are_database_0s(settings: Any) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:6379"
+    assert notify.table_channel(1) == "hearts:0:table:1"
+    settings.REDIS_URL = ""  # the embedded run publishes nothing, but the names stay well formed
+    assert notify.player_channel(1) == "hearts:0:player:1"

@@ -1,0 +1,58 @@
+"""Gives each pytest-xdist worker a Redis database of its own, so that `make test` runs on both cores.
+
+Loaded with `-p tests.parallel` (Makefile), it is imported before pytest-django reads the settings,
+which is the only moment REDIS_URL can still be changed: every cache, broker and result backend the
+settings build from it, and every server and Celery worker a test starts (they inherit the
+environment), then use that worker's database. Queues, turn clocks, rate-limit counters and
+idempotency keys live in keys, so two databases never see each other's. PostgreSQL needs nothing
+here: pytest-django already gives each xdist worker its own test database (`test_<name>_gw0`, ...).
+Stream wake-ups go over pub/sub, whose channels are not per database, so they carry the database's
+number too (games.infra.notify). Without xdist, or without REDIS_URL, this changes nothing.
+
+It also refuses a collection in which two tests share a nodeid: xdist would run only one of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+REDIS_DATABASES = 16  # Redis's default `databases`
+
+
+def worker_redis_url(url: str, worker: str) -> str:
+    """`url` moved to the database after its own by the worker's number: gw0 -> +1, gw1 -> +2, ..."""
+    match = re.fullmatch(r"gw(\d+)", worker)
+    if not match:
+        raise ValueError(f"not a pytest-xdist worker id: {worker!r}")
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss") or not re.fullmatch(r"(/\d*)?", parts.path):
+        raise ValueError(f"REDIS_URL {url!r} is not redis://host[:port][/db]")
+    database = int(parts.path.strip("/") or 0) + 1 + int(match.group(1))
+    if database >= REDIS_DATABASES:
+        raise ValueError(f"REDIS_URL {url!r} leaves no database {database} for worker {worker}")
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker and os.environ.get("REDIS_URL"):
+    os.environ["REDIS_URL"] = worker_redis_url(os.environ["REDIS_URL"], _worker)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Two tests with one nodeid are one test to pytest-xdist's schedulers, which then silently run
+    only one of them (seen with pytest 9.2 and schemathesis 4: see pyproject.toml): refuse to start."""
+    counts = Counter(item.nodeid for item in session.items)
+    shared = [nodeid for nodeid, n in counts.items() if n > 1]
+    if shared:
+        raise pytest.UsageError(f"{len(shared)} nodeids name more than one test, e.g. {shared[0]}")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if _worker and os.environ.get("REDIS_URL"):
+        return f"{_worker}: Redis at {os.environ['REDIS_URL']}"
+    return None
