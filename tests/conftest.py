@@ -91,6 +91,7 @@ SLOW_FIXTURES = frozenset({"web", "workers", "live"})
 SLOW_FILES = frozenset(
     {
         "test_bot_client.py",
+        "test_build.py",  # plays tournaments in subprocesses, with the installed build and the source
         "test_deploy.py",
         "test_embedded.py",
         "test_fuzz.py",
@@ -100,7 +101,12 @@ SLOW_FILES = frozenset(
         "test_workers.py",
     }
 )
-SLOW_TESTS = ("test_whole_game_over_",)  # the crawls of every response of whole games
+SLOW_TESTS = (
+    "test_whole_game_over_",  # the crawls of every response of whole games
+    "test_a_two_trick_delay_never_shows_",  # a spectator's crawl of a whole game, two tricks behind
+    "test_api_never_answers_5xx_or_off_schema",  # schemathesis: generated requests to every operation
+    "test_a_whole_game_against_a_slow_wrong_and_silent_external_bot",  # waits out the bot's timeouts
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
