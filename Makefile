@@ -37,8 +37,8 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
 # The three parts at once: lint, the whole suite, and the compiled engine's build and tests (the
-# suite mostly waits on the processes it starts, so the other two fit beside it). Each part's output is printed
-# whole when it ends (--output-sync); the run fails if any part fails.
+# suite mostly waits on the processes it starts, so the other two fit beside it). Each part's output
+# is printed whole when it ends (--output-sync); the run fails if any part fails.
 test: $(VENV)/.installed
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-suite test-compiled
 

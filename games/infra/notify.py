@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
+import functools
 import logging
 import os
 import queue
@@ -20,7 +21,6 @@ from games.infra import clocks
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
-_prefixes: dict[str, str] = {}
 
 
 def table_channel(table_id: int) -> str:
@@ -32,14 +32,16 @@ def player_channel(player_id: int) -> str:
 
 
 def _channel_prefix() -> str:
+    return _prefix_of(settings.REDIS_URL)
+
+
+@functools.cache
+def _prefix_of(url: str) -> str:
     """`hearts:<db>:`: pub/sub channels belong to the Redis server, not to a database, so the number
     of REDIS_URL's database keeps two deployments (or two test runs) on one server from waking each
     other's streams, as their keys already are kept apart."""
-    url = settings.REDIS_URL
-    if url not in _prefixes:
-        database = parse_url(url).get("db", 0) if url else 0  # type: ignore[no-untyped-call]
-        _prefixes[url] = f"hearts:{database}:"
-    return _prefixes[url]
+    database = parse_url(url).get("db", 0) if url else 0  # type: ignore[no-untyped-call]
+    return f"hearts:{database}:"
 
 
 def shared_redis() -> redis.Redis | None:
