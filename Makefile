@@ -5,6 +5,10 @@ VENV = .venv
 BENCH_VENV = .venv-bench
 COMPILED_SRC = $(wildcard games/engine/*.py bots/*.py)
 
+# Some machines set PYTHONDONTWRITEBYTECODE=1. Then every run compiles every module again and pytest
+# rewrites the asserts of every test and plugin module again (over 400: about 7 s per process).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: run test test-suite test-fast lint test-compiled bench
 
 $(VENV)/bin/python:

@@ -1,6 +1,7 @@
 """Makes a CI run fail loudly, rather than skip quietly, when the PostgreSQL or Redis it needs is missing."""
 
 import os
+from pathlib import Path
 from typing import Any
 
 import dj_database_url
@@ -86,7 +87,8 @@ def skip_or_fail(reason: str) -> None:
 
 
 # What `make test-fast` leaves out: tests that start real processes (web servers, Celery workers,
-# a browser, the image's tools) or play many whole games. CI and `make test` run everything.
+# a browser, the image's tools) or play many whole games. Tests that play a whole game through the
+# service are marked `@pytest.mark.slow` where they are defined. CI and `make test` run everything.
 SLOW_FIXTURES = frozenset({"web", "workers", "live"})
 SLOW_FILES = frozenset(
     {
@@ -96,6 +98,7 @@ SLOW_FILES = frozenset(
         "test_embedded.py",
         "test_fuzz.py",
         "test_load.py",
+        "test_schema_fuzz.py",  # schemathesis: generated requests to every operation
         "test_streams.py",
         "test_web_client.py",
         "test_workers.py",
@@ -104,9 +107,16 @@ SLOW_FILES = frozenset(
 SLOW_TESTS = (
     "test_whole_game_over_",  # the crawls of every response of whole games
     "test_a_two_trick_delay_never_shows_",  # a spectator's crawl of a whole game, two tricks behind
-    "test_api_never_answers_5xx_or_off_schema",  # schemathesis: generated requests to every operation
     "test_a_whole_game_against_a_slow_wrong_and_silent_external_bot",  # waits out the bot's timeouts
 )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m "not slow"`, do not even import the slow files: every test in them would be
+    deselected, and importing some costs seconds (schemathesis builds its tests at collection)."""
+    if config.getoption("markexpr") == "not slow" and collection_path.name in SLOW_FILES:
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

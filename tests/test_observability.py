@@ -147,6 +147,7 @@ def test_async_requests_get_an_id_and_an_access_line(logs: Lines) -> None:
     assert access[-1]["request_id"] == "async-1" and access[-1]["route"] == "healthz"
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_a_whole_game_over_rest_logs_no_secret_and_moves_the_metrics(logs: Lines) -> None:
     """Three players (tokens from an app key) and a bot play a game to 50 points over REST with
     logs captured at DEBUG: no key, token, dealt hand or pass appears in any line, every request's
@@ -364,6 +365,7 @@ else:
 """
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.django_db(transaction=False)
 def test_multiprocess_mode_adds_up_every_process(tmp_path: Path) -> None:
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}

@@ -917,7 +917,16 @@ GAME_ARGS = {
 }
 
 
-@pytest.mark.parametrize(("variant", "players", "card"), [t for t in TABLES if t[0] != "cancellation"])
+# The largest tables' whole games are left to CI (marked slow); the inner loop plays every variant
+# at every size up to five (Omnibus) and eight (Cancellation) players.
+@pytest.mark.parametrize(
+    ("variant", "players", "card"),
+    [
+        pytest.param(*t, marks=pytest.mark.slow) if t[0] == "omnibus" and t[1] >= 6 else t
+        for t in TABLES
+        if t[0] != "cancellation"
+    ],
+)
 @examples(1)
 @given(policy=st.sampled_from(["uniform", "moon"]), **GAME_ARGS)
 def test_whole_random_games_keep_every_invariant(
@@ -928,7 +937,9 @@ def test_whole_random_games_keep_every_invariant(
     play_whole_game(variant, players, card, seed, tie_rule, 50, policy, rnd)
 
 
-@pytest.mark.parametrize("players", range(6, 11))
+@pytest.mark.parametrize(
+    "players", [pytest.param(n, marks=pytest.mark.slow) if n > 8 else n for n in range(6, 11)]
+)
 @examples(1)
 @given(policy=st.sampled_from(["uniform", "moon", "twins"]), **GAME_ARGS)
 def test_whole_random_cancellation_games_keep_every_invariant(

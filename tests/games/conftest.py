@@ -1,5 +1,6 @@
 """After every games test, each table it finished must replay from its seed and move log exactly;
-and the fixtures that start real processes (Celery workers, ASGI web servers) on the test database."""
+the fixtures that start real processes (Celery workers, ASGI web servers) on the test database;
+and a player's bearer token for requests sent straight to the WSGI app (schemathesis)."""
 
 import os
 import signal
@@ -13,8 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-from django.db import connection
+from django.core import signals
+from django.db import close_old_connections, connection
 
+from games.accounts import app_create, player_create
 from games.engine import state_to_dict
 from games.infra import jobs
 from games.models import Table
@@ -43,6 +46,22 @@ def finished_tables_replay_exactly(request: pytest.FixtureRequest) -> Iterator[N
         last = table.score_rows.filter(hand_number=table.hand_number).order_by("position")
         assert [r.total for r in last] == replayed.totals
         REPLAYED_TABLES.append(table.pk)
+
+
+@pytest.fixture
+def bearer(db: None) -> Iterator[dict[str, str]]:
+    """A player token of an app, so that schemathesis' requests get past authentication. Requests
+    go straight to the WSGI app, so, as Django's test client does, the end of a request must
+    not close the connection that holds the test's transaction."""
+    app, _ = app_create(name="schemathesis")
+    _, token = player_create(app=app, name="fuzz")
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield {"Authorization": f"Bearer {token}"}
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
 
 
 def _test_db_env(redis_url: str) -> dict[str, str]:

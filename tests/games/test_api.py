@@ -175,6 +175,7 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
         assert record["dealt"] == [names(m) for m in dealt]
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_events_after_a_sequence_number_page_through_a_whole_game_once() -> None:
     """Polling /events with after = the previous answer's version sees each event exactly once:
     a seat's own deals and passes, everyone's plays, and the end of the game."""

@@ -88,6 +88,7 @@ def _moves(table_id: int) -> list[tuple[str, int | None, dict[str, Any]]]:
     return list(moves.values_list("kind", "position", "payload"))
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_with_no_thinking_time_the_same_seed_plays_the_same_game(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fixed budgets: strong and expert bots make the same decisions for the same seed."""
     monkeypatch.setenv("HEARTS_EXPERT_ITERATIONS", "30")  # a smaller fixed budget: a faster test

@@ -213,6 +213,7 @@ def test_a_whole_game_against_a_slow_wrong_and_silent_external_bot(
     assert moved == {"answered": endpoint.answered, **fallbacks}
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.django_db(transaction=True)
 def test_a_person_plays_with_an_external_bot_that_answers_well(
     external_bot: Callable[..., ExternalBot],
@@ -378,6 +379,7 @@ BOT_FIELDS = (
 )
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.django_db(transaction=True)
 def test_graphql_registers_lists_changes_and_deletes_bots_and_shows_their_seats(
     external_bot: Callable[..., ExternalBot],
@@ -453,6 +455,7 @@ def test_graphql_registers_lists_changes_and_deletes_bots_and_shows_their_seats(
 # -- the Python SDK: its calls and its bot server -------------------------------------------------
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.django_db(transaction=True)
 def test_the_python_sdk_manages_bots_and_its_bot_server_plays_a_whole_game() -> None:
     """The SDK's calls (in process, through the WSGI app) and `BotServer` serving the SDK's `Bot`:

@@ -33,6 +33,7 @@ def _finished_table(players: int, variant: str, seed: int) -> Table:
         action_submit(table_id=table.pk, position=seat, action=action, expected_version=table.version)
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.parametrize(("players", "variant"), [(4, "classic"), (3, "classic"), (6, "cancellation")])
 def test_an_exported_game_verifies_in_one_call_and_reads_as_a_transcript(players: int, variant: str) -> None:
     table = _finished_table(players, variant, seed=players)

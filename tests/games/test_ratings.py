@@ -132,6 +132,7 @@ def test_a_seat_away_when_the_game_ends_is_placed_last() -> None:
     assert ratings_replay() == (1, [])
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_history_and_leaderboard_read_what_the_games_did() -> None:
     people = _people(4)
     first = _finish(_table(people), random.Random(4))
@@ -156,6 +157,7 @@ def test_history_and_leaderboard_read_what_the_games_did() -> None:
     assert bad.value.code == "invalid_input"
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_the_replay_recomputes_every_rating_exactly_and_catches_a_changed_one() -> None:
     people = _people(5)
     for n, seats in enumerate([people[:4], people[1:], [people[0], people[2]]]):

@@ -61,6 +61,7 @@ def _finish_with_services(app: App, players: list[Player], rng: random.Random) -
         )
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_a_rated_game_over_rest_shows_in_ratings_history_leaderboard_and_events() -> None:
     _, key = app_create(name="rated")
     people = _players(key, 4)
@@ -146,6 +147,7 @@ def test_tables_are_unrated_unless_asked_and_rated_is_a_boolean() -> None:
     assert created["table"]["rated"] is True
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_leaderboard_and_history_come_in_pages_and_bad_input_has_its_code() -> None:
     app, key = app_create(name="pages")
     players = [Player.objects.create(app=app, name=f"n{i}") for i in range(24)]

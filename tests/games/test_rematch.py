@@ -81,6 +81,7 @@ def test_bots_accept_by_themselves() -> None:
     assert new.seating[1]["player"] == person.pk
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_only_a_seated_player_of_a_finished_game_can_ask() -> None:
     table, people = _people_and_bots()
     outsider = Player.objects.create(name="outsider")
@@ -123,6 +124,7 @@ def test_the_last_two_players_accepting_at_once_start_exactly_one_rematch() -> N
     assert sorted(Table.objects.get(pk=table.pk).rematch_votes) == sorted(p.pk for p in people)
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_rematch_over_rest_and_graphql_with_its_events() -> None:
     from rest_framework.test import APIClient
 

@@ -1,6 +1,6 @@
-"""The live OpenAPI schema, exercised by schemathesis: no input produces a 5xx or an undocumented answer;
-and the document itself: named operations, declared errors, typed events, and limits that are the
-server's own."""
+"""The live OpenAPI document: real hands' answers match it, and the document itself has named
+operations, declared errors, typed events, and limits that are the server's own. (Generated
+requests to every operation: test_schema_fuzz.py.)"""
 
 from __future__ import annotations
 
@@ -14,17 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-import schemathesis
-from django.core import signals
-from django.db import close_old_connections
 from django.test import Client
-from hypothesis import HealthCheck, settings
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from games import services
 from games.accounts import app_create, player_create
@@ -36,80 +26,11 @@ from games.engine.options import Options
 from games.engine.state import PASS_COUNT
 from games.errors import Code
 from games.models import App, Table
-from hearts_service.wsgi import application
+from tests.games.schema_checks import CONFORMS, schema
 from tests.games.test_streams import _nullable_to_json_schema as nullable_to_json_schema
 
-# The event streams never end and need an ASGI server: tests/games/test_streams.py checks every
-# event they send against the same document on a real server.
-schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application).exclude(
-    path_regex=r"/stream$"
-)
 
-
-@pytest.fixture
-def bearer(db: None) -> Iterator[dict[str, str]]:
-    """A player token of an app, so that generated requests get past authentication. Requests
-    go straight to the WSGI app, so, as Django's test client does, the end of a request must
-    not close the connection that holds the test's transaction."""
-    app, _ = app_create(name="schemathesis")
-    _, token = player_create(app=app, name="fuzz")
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    try:
-        yield {"Authorization": f"Bearer {token}"}
-    finally:
-        signals.request_started.connect(close_old_connections)
-        signals.request_finished.connect(close_old_connections)
-
-
-@schemathesis.check
-def error_code_is_documented(ctx: Any, response: Any, case: schemathesis.Case) -> None:
-    """An error answer carries one of the codes its operation lists for that status (`x-error-codes`);
-    an undocumented status is status_code_conformance's to report."""
-    if response.status_code < 400:
-        return None
-    documented = case.operation.definition.raw["responses"].get(str(response.status_code), {})
-    if "x-error-codes" not in documented:
-        return None
-    code, listed = response.json().get("code"), documented["x-error-codes"]
-    assert code in listed, (
-        f"{case.operation.label} answered {response.status_code} {code!r}: not among {listed}"
-    )
-    return None
-
-
-@schema.parametrize()
-@settings(
-    max_examples=15,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.too_slow,
-        HealthCheck.filter_too_much,
-    ],
-)
-def test_api_never_answers_5xx_or_off_schema(case: schemathesis.Case, bearer: dict[str, str]) -> None:
-    case.call_and_validate(
-        headers=bearer,
-        checks=[
-            not_a_server_error,
-            status_code_conformance,
-            content_type_conformance,
-            response_schema_conformance,
-            error_code_is_documented,
-        ],
-    )
-
-
-CONFORMS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-    error_code_is_documented,
-]
-
-
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_every_answer_of_two_real_hands_matches_the_documented_schema(bearer: dict[str, str]) -> None:
     """Generated requests mostly meet errors; here real players create, join, pass, play and
     read back a table, and every answer is checked against its operation's schema."""

@@ -42,6 +42,7 @@ def _play_to_the_end(table: Table, rng: random.Random) -> Table:
         action_submit(table_id=table.pk, position=seat, action=action, expected_version=table.version)
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.parametrize(
     ("players", "variant"),
     [(3, "classic"), (4, "classic"), (5, "omnibus"), (6, "classic"), (7, "omnibus"), (6, "cancellation")],

@@ -30,6 +30,7 @@ def client(key: str) -> APIClient:
     return c
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.parametrize(
     ("candidate", "reference", "deal_sets", "seed"),
     [("basic", "random", 6, 7), ("strong", "basic", 2, 3)],  # strong: sampled worlds, its rng drawn often
@@ -180,6 +181,7 @@ def test_racing_finishes_of_a_tournaments_last_tables_complete_it_exactly_once(
     assert [p["status"] for p in progress].count("finished") == 1
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 def test_a_tournaments_tables_export_and_verify_like_any_table() -> None:
     app, _ = app_create(name="verify")
     made = tournament_create(app=app, entrants=[{"bot": "strong"}, {"bot": "basic"}], deal_sets=2).made

@@ -36,7 +36,7 @@ from games.api.webhook_schema import body_schema, openapi_document
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks import transport
-from tests.games.test_schema import CONFORMS, schema  # loaded at collection: it makes a request
+from tests.games.schema_checks import CONFORMS, schema  # loaded at collection: it makes a request
 
 ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = {"cards_dealt", "cards_passed", "cards_received"}
@@ -276,6 +276,7 @@ def test_another_apps_endpoints_and_deliveries_are_not_found(receiver: Callable[
 # -- deliveries ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a whole game or more through the service: CI, not the inner loop
 @pytest.mark.django_db(transaction=True)
 def test_a_whole_bot_game_is_delivered_signed_and_without_any_hidden_card(
     receiver: Callable[..., Receiver],
