@@ -143,6 +143,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 # ---------------------------------------------------------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Most connections a process's shared client (wake-ups, turn clocks, rate limits, spectator counts)
+# opens to Redis, however many threads share it; the streams' pub/sub connection is one more.
+REDIS_POOL_SIZE = int(os.environ.get("REDIS_POOL_SIZE", "3"))
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

@@ -46,13 +46,25 @@ def _prefix_of(url: str) -> str:
 
 def shared_redis() -> redis.Redis | None:
     """This process's Redis client for REDIS_URL (None without Redis); short timeouts, because a
-    slow Redis must not hold up a request (wake-ups and rate limits both fail open)."""
+    slow Redis must not hold up a request (wake-ups, rate limits and spectator counts all fail open).
+
+    Its pool holds at most REDIS_POOL_SIZE connections, whatever the number of threads using it (the
+    streams' thread pool alone has up to 32): a thread finding them all busy waits for one (a round
+    trip is well under a millisecond) and, after the same 0.5 s, fails open like a slow Redis."""
     url = settings.REDIS_URL
     if not url:
         return None
     with _lock:
         if url not in _clients:
-            _clients[url] = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+            pool = redis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=settings.REDIS_POOL_SIZE,
+                timeout=0.5,
+                socket_connect_timeout=0.5,
+                socket_timeout=0.5,
+                client_name="hearts-shared",  # how an operator tells them apart in CLIENT LIST
+            )
+            _clients[url] = redis.Redis(connection_pool=pool)
         return _clients[url]
 
 

@@ -1,7 +1,9 @@
-"""Stream wake-ups (games/infra/notify.py) reach the streams of their own Redis database only."""
+"""Stream wake-ups (games/infra/notify.py) reach the streams of their own Redis database only, and a
+process's shared Redis client opens no more connections than REDIS_POOL_SIZE, however many threads."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -53,3 +55,32 @@ def test_without_a_database_number_the_channels_are_database_0s(settings: Any) -
     assert notify.table_channel(1) == "hearts:0:table:1"
     settings.REDIS_URL = ""  # the embedded run publishes nothing, but the names stay well formed
     assert notify.player_channel(1) == "hearts:0:player:1"
+
+
+def test_many_threads_share_at_most_redis_pool_size_connections(
+    redis_url: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The streams' thread pool, the publisher and request threads all use one client: 24 threads at
+    once get every answer through 2 connections (a thread waits for a free one, it does not open one)."""
+    # A database no other test uses: the only "hearts-shared" connections on it are this pool's.
+    url = _on_database(redis_url, 10)
+    settings.REDIS_URL, settings.REDIS_POOL_SIZE = url, 2
+    monkeypatch.setattr(notify, "_clients", {})
+    client = notify.shared_redis()
+    assert client is not None
+    start, answers = threading.Barrier(24), []
+
+    def ping_often() -> None:
+        start.wait()
+        answers.extend(client.ping() for _ in range(50))
+
+    threads = [threading.Thread(target=ping_often) for _ in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [True] * 24 * 50
+    listed = redis.Redis.from_url(url).client_list()
+    ours = [c for c in listed if (c["name"], c["db"]) == ("hearts-shared", "10")]
+    assert 1 <= len(ours) <= 2
+    client.connection_pool.disconnect()
