@@ -258,7 +258,8 @@ def test_streams_poll_while_redis_is_away_and_resubscribe_when_it_is_back(
             _until(lambda v=version: all(r.reached(v) for r in readers), 6, "a move while Redis is away")
 
         own = _redis_server(port, tmp_path / "redis.log")
-        _until(lambda: bool(_hub_connections(client, None)), 15, "the hub back on Redis")
+        # The hub's connection is named (and listed) before its SUBSCRIBE lands: wait for the channels.
+        _until(lambda: any(int(c["sub"]) >= 3 for c in _hub_connections(client, None)), 15, "the hub back")
         hub = _hub_connections(client, None)
         assert len(hub) == 1 and int(hub[0]["sub"]) >= 3, hub  # table, player 2, the hub's own
         for _ in range(2):
