@@ -684,3 +684,59 @@ def test_a_bot_tournament_through_the_sdk_on_the_bot_lane_equals_the_command(
     assert len(tables) == 8 and {t["status"] for t in tables} == {"finished"}
     assert first[0]["type"] == "bot_added" and "tournament_table" in [e["type"] for e in first]
     assert "tournament_progress" in [e["type"] for e in first]
+
+
+# -- method names: the REST operationIds, the old names deprecated ---------------------------------
+
+# Old method name -> (new name, the call both make, the request it sends).
+RENAMED_METHODS: dict[str, tuple[str, tuple[Any, ...], str, str]] = {
+    "me": ("get_me", (), "GET", "/api/v1/me"),
+    "set_language": ("update_me", ("eu",), "PATCH", "/api/v1/me"),
+    "join": ("join_table", (7,), "POST", "/api/v1/tables/7/join"),
+    "leave": ("leave_table", (7,), "POST", "/api/v1/tables/7/leave"),
+    "start": ("start_table", (7,), "POST", "/api/v1/tables/7/start"),
+    "abandon": ("abandon_table", (7,), "POST", "/api/v1/tables/7/abandon"),
+    "back": ("reclaim_seat", (7,), "POST", "/api/v1/tables/7/back"),
+    "rematch": ("request_rematch", (7,), "POST", "/api/v1/tables/7/rematch"),
+    "act": ("submit_action", (7, {"type": "play", "card": "QS"}), "POST", "/api/v1/tables/7/actions"),
+    "waiting": ("get_quick_play", (), "GET", "/api/v1/quick-play"),
+    "invite_table": ("get_invite_table", ("abc",), "GET", "/api/v1/invites/abc"),
+    "tournament": ("get_tournament", (3,), "GET", "/api/v1/tournaments/3"),
+    "tournament_standings": ("get_tournament_standings", (3,), "GET", "/api/v1/tournaments/3/standings"),
+    "rating_system": ("get_rating_system", (), "GET", "/api/v1/ratings"),
+    "player_ratings": ("get_player_ratings", (4,), "GET", "/api/v1/players/4/ratings"),
+    "export": ("export_game", (7,), "GET", "/api/v1/tables/7/export"),
+    "scoresheet": ("get_scoresheet", (7,), "GET", "/api/v1/tables/7/scoresheet"),
+    "events": ("list_table_events", (7,), "GET", "/api/v1/tables/7/events"),
+    "moves": ("list_moves", (7,), "GET", "/api/v1/tables/7/moves"),
+}
+
+
+@pytest.mark.parametrize("old", sorted(RENAMED_METHODS))
+def test_old_method_names_warn_and_send_what_the_new_ones_send(old: str) -> None:
+    new, args, method, path = RENAMED_METHODS[old]
+    answer = {**TABLE, "kind": "player", "tables": [], "language": "eu"}
+    sent, transport = _scripted(*[httpx.Response(200, json=answer) for _ in range(2)])
+    client = _client(transport)
+    getattr(client, new)(*args)
+    with pytest.warns(DeprecationWarning, match=rf"{old}\(\) is deprecated: use {new}\(\).*2027-06-01"):
+        getattr(client, old)(*args)
+    assert [(r.method, r.url.path) for r in sent] == [(method, path)] * 2
+    for cls in (HeartsClient, AsyncHeartsClient):
+        assert getattr(cls, old).method is getattr(cls, new)  # an alias in both clients
+
+
+def test_stream_tickets_and_streams_have_one_method_per_operation() -> None:
+    ticket = {"ticket": "t", "expires_at": "2027-01-01T00:00:00Z", "url": "http://x/stream?ticket=t"}
+    sent, transport = _scripted(*[httpx.Response(201, json=ticket) for _ in range(4)])
+    client = _client(transport)
+    client.create_table_stream_ticket(7)
+    client.create_player_stream_ticket()
+    with pytest.warns(DeprecationWarning, match="stream_ticket"):
+        client.stream_ticket(7)
+    with pytest.warns(DeprecationWarning, match="stream_ticket"):
+        client.stream_ticket()
+    paths = [r.url.path for r in sent]
+    assert paths == ["/api/v1/tables/7/stream-tickets", "/api/v1/me/stream-tickets"] * 2
+    for cls in (HeartsClient, AsyncHeartsClient):
+        assert {"stream_table_events", "stream_my_events", "create_table_stream_ticket"} <= set(dir(cls))

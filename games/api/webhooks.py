@@ -7,7 +7,6 @@ shown once and must not be stored."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import reads, webhooks
+from games import webhooks
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
@@ -26,7 +25,7 @@ from games.api.views import documented
 from games.errors import Code
 
 if TYPE_CHECKING:  # types only: the queries are in games.webhooks
-    from games.models import App, WebhookDelivery, WebhookEndpoint
+    from games.models import App
 
 F = serializers
 
@@ -125,41 +124,10 @@ class DeliveryPageOut(F.Serializer):
     results = DeliveryOut(many=True)
 
 
-# -- bodies ---------------------------------------------------------------------------------
+# -- bodies (games.webhooks builds them, for GraphQL too) ------------------------------------
 
-
-def webhook_body(endpoint: WebhookEndpoint) -> dict[str, Any]:
-    return {
-        "id": endpoint.pk,
-        "url": endpoint.url,
-        "event_types": endpoint.event_types,
-        "description": endpoint.description,
-        "active": endpoint.active,
-        "created_at": reads.iso(endpoint.created_at),
-        "updated_at": reads.iso(endpoint.updated_at),
-    }
-
-
-def delivery_body(d: WebhookDelivery, *, detail: bool = False) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": str(d.uuid),
-        "webhook": d.endpoint_id,
-        "table": d.table_id,
-        "seq": d.seq,
-        "event_types": d.event_types,
-        "status": d.status,
-        "attempts": d.attempts,
-        "next_attempt_at": reads.iso(d.next_attempt_at),
-        "last_attempt_at": reads.iso(d.last_attempt_at),
-        "last_status_code": d.last_status_code,
-        "last_error": d.last_error,
-        "delivered_at": reads.iso(d.delivered_at),
-        "created_at": reads.iso(d.created_at),
-    }
-    if detail:
-        body["body"] = json.loads(d.body)
-        body["log"] = d.log
-    return body
+webhook_body = webhooks.endpoint_body
+delivery_body = webhooks.delivery_body
 
 
 # -- views ----------------------------------------------------------------------------------

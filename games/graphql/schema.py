@@ -21,14 +21,24 @@ from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
 from games.graphql.ratings import RatingsQuery
+from games.graphql.tickets import TicketMutations
 from games.graphql.tournaments import TournamentMutation, TournamentQuery
 from games.graphql.types import Error, Table, TableRef, error_of
+from games.graphql.webhooks import WebhookMutations, WebhookQueries
 from games.services import Idempotency, Outcome
 
 if TYPE_CHECKING:  # types only: the queries are in games.accounts
     from games.models import Player as PlayerModel
 
 MAX_PAGE = 100
+# Old names of fields renamed to their REST operationId (docs/graphql.md, "Names, parity with REST
+# and deprecations"): they still work, marked @deprecated, until this date.
+DEPRECATED_UNTIL = "2027-06-01"
+
+
+def renamed(new: str) -> str:
+    """The deprecation reason of a field renamed to `new`."""
+    return f"Renamed {new} (as REST's operationId); this name is kept until {DEPRECATED_UNTIL}."
 
 
 def principal_of(info: Any, *, required: bool = True) -> Principal | None:
@@ -98,7 +108,7 @@ def _uncursor(cursor: str) -> int:
     raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
 
 
-class Query(RatingsQuery, TournamentQuery, BotQueries, graphene.ObjectType):
+class Query(RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, graphene.ObjectType):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
         TableConnection,
@@ -411,8 +421,8 @@ StartTable = _mutation(
 )
 
 
-Rematch = _mutation(
-    "Rematch",
+RequestRematch = _mutation(
+    "RequestRematch",
     "After a finished game: ask for a rematch, or accept the one asked for. When every person at the "
     "table has (bots accept by themselves), a new table starts with the seats moved one place on; "
     "this table's rematch.table names it.",
@@ -476,8 +486,8 @@ class LeaveQuickPlay(graphene.Mutation):
         )
 
 
-ImBack = _mutation(
-    "ImBack",
+ReclaimSeat = _mutation(
+    "ReclaimSeat",
     "Take your seat back after it was marked away (any action of yours does the same).",
     dict(_TABLE),
     lambda p, idem, **kw: services.seat_back(
@@ -513,6 +523,25 @@ ChooseMoon = _mutation(
     "After shooting the moon: subtract 26 from your score, or add 26 to everyone else's.",
     {**_TABLE, "choice": graphene.String(required=True)},
     _action({"type": "moon"}),
+)
+
+
+def _submit(p: Principal, idem: Idempotency | None, **kw: Any) -> Outcome:
+    return _action({"type": kw["type"]})(p, idem, **kw)
+
+
+SubmitAction = _mutation(
+    "SubmitAction",
+    "Any action of yours as REST's POST tables/{id}/actions takes it: type pass with cards, play "
+    "with card, moon with choice (passCards, playCard and chooseMoon are the same, typed).",
+    {
+        **_TABLE,
+        "type": graphene.String(required=True, description="pass, play or moon (else invalid_action)"),
+        "cards": graphene.List(graphene.NonNull(graphene.String), description="pass: three cards"),
+        "card": graphene.String(description="play: one card"),
+        "choice": graphene.String(description="moon: subtract or add"),
+    },
+    _submit,
 )
 
 
@@ -655,7 +684,7 @@ class CreatePlayer(graphene.Mutation):
             return CredentialPayload(errors=[error_of(exc)])
 
 
-class IssueToken(graphene.Mutation):
+class CreatePlayerToken(graphene.Mutation):
     """App key: another bearer token for one of the app's players."""
 
     class Arguments:
@@ -695,9 +724,19 @@ class LanguagePayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
+def _set_language(info: Any, language: str | None) -> PlayerModel:
+    """REST's PATCH me: the player's language, when given (None: unchanged)."""
+    player = _principal(info).require_player("only a player has a language: use a player's token")
+    if language is not None:
+        accounts.set_language(player, language)
+        messages.changed(info.context, player.language)
+    return player
+
+
 class SetLanguage(graphene.Mutation):
     """Player token: the language of your error messages (en, mi, eu, ms or ky), whatever
-    Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language."""
+    Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language.
+    The same as updateMe(language)."""
 
     class Arguments:
         language = graphene.String(required=True)
@@ -706,20 +745,42 @@ class SetLanguage(graphene.Mutation):
 
     def mutate(root: Any, info: Any, language: str) -> LanguagePayload:
         try:
-            player = _principal(info).require_player("only a player has a language: use a player's token")
-            accounts.set_language(player, language)
-            messages.changed(info.context, player.language)
-            return LanguagePayload(language=player.language, errors=[])
+            return LanguagePayload(language=_set_language(info, language).language, errors=[])
         except ServiceError as exc:
             return LanguagePayload(errors=[error_of(exc)])
 
 
-class Mutation(TournamentMutation, BotMutations, graphene.ObjectType):
+class MePayload(graphene.ObjectType):
+    me = graphene.Field(Viewer, description="You after the change (null on error)")
+    errors = graphene.List(graphene.NonNull(Error), required=True)
+
+
+class UpdateMe(graphene.Mutation):
+    """Player token: change what a player may change about themselves, as REST's PATCH me: the
+    language of your error messages (en, mi, eu, ms or ky), whatever Accept-Language says; empty:
+    follow Accept-Language again; left out: unchanged. Another value: invalid_language."""
+
+    class Arguments:
+        language = graphene.String()
+
+    Output = MePayload
+
+    def mutate(root: Any, info: Any, language: str | None = None) -> MePayload:
+        try:
+            _set_language(info, language)
+            return MePayload(me=Query.resolve_me(root, info), errors=[])
+        except ServiceError as exc:
+            return MePayload(errors=[error_of(exc)])
+
+
+class Mutation(TournamentMutation, BotMutations, WebhookMutations, TicketMutations, graphene.ObjectType):
     create_guest = CreateGuest.Field()
     create_player = CreatePlayer.Field()
-    issue_token = IssueToken.Field()
+    create_player_token = CreatePlayerToken.Field()
+    issue_token = CreatePlayerToken.Field(deprecation_reason=renamed("createPlayerToken"))
     revoke_token = RevokeToken.Field()
-    set_language = SetLanguage.Field()
+    update_me = UpdateMe.Field()
+    set_language = SetLanguage.Field(deprecation_reason=renamed("updateMe"))
     create_table = CreateTable.Field()
     join_table = JoinTable.Field()
     leave_table = LeaveTable.Field()
@@ -729,8 +790,11 @@ class Mutation(TournamentMutation, BotMutations, graphene.ObjectType):
     pass_cards = PassCards.Field()
     play_card = PlayCard.Field()
     choose_moon = ChooseMoon.Field()
-    im_back = ImBack.Field()
-    rematch = Rematch.Field()
+    submit_action = SubmitAction.Field()
+    reclaim_seat = ReclaimSeat.Field()
+    im_back = ReclaimSeat.Field(deprecation_reason=renamed("reclaimSeat"))
+    request_rematch = RequestRematch.Field()
+    rematch = RequestRematch.Field(deprecation_reason=renamed("requestRematch"))
     quick_play = QuickPlay.Field()
     leave_quick_play = LeaveQuickPlay.Field()
     create_invite = CreateInvite.Field()

@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 MAX_DEPTH = 12
 MAX_COST = 10_000
 MAX_ERRORS = 20  # validation errors answered at most
-_ACTIONS = frozenset({"passCards", "playCard", "chooseMoon"})
+_ACTIONS = frozenset({"passCards", "playCard", "chooseMoon", "submitAction"})
 
 
 class Refused(Exception):

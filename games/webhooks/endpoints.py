@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 import uuid
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 from django.db.models import QuerySet
 
+from games import reads
 from games.models import App, WebhookDelivery, WebhookEndpoint
 from games.webhooks.base import (
     HIDDEN_EVENT_TYPES,
@@ -136,6 +138,16 @@ def deliveries_of(endpoint: WebhookEndpoint, status: str | None) -> QuerySet[Web
     return rows.defer("body")
 
 
+def deliveries_before(
+    rows: QuerySet[WebhookDelivery], before: int | None, limit: int
+) -> list[WebhookDelivery]:
+    """Up to `limit` of `rows`, newest first, older than the delivery numbered `before` (a page of
+    GraphQL's `deliveries`; REST pages the same rows with its cursor)."""
+    if before is not None:
+        rows = rows.filter(pk__lt=before)
+    return list(rows.order_by("-pk")[:limit])
+
+
 def delivery_of(app: App, endpoint_id: int, delivery_id: uuid.UUID) -> WebhookDelivery:
     """One delivery of one of the app's endpoints (404 otherwise)."""
     endpoint = endpoint_of(app, endpoint_id)
@@ -182,3 +194,39 @@ def secret_rotate(endpoint: WebhookEndpoint) -> str:
     endpoint.secret_salt = secrets.token_hex(32)
     endpoint.save(update_fields=["secret_salt", "updated_at"])
     return secret_of(endpoint)
+
+
+def endpoint_body(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    """An endpoint as its app sees it, without its secret (REST and GraphQL answer this)."""
+    return {
+        "id": endpoint.pk,
+        "url": endpoint.url,
+        "event_types": endpoint.event_types,
+        "description": endpoint.description,
+        "active": endpoint.active,
+        "created_at": reads.iso(endpoint.created_at),
+        "updated_at": reads.iso(endpoint.updated_at),
+    }
+
+
+def delivery_body(d: WebhookDelivery, *, detail: bool = False) -> dict[str, Any]:
+    """A delivery as its app sees it; `detail`: with the body it sends and its latest attempts."""
+    body: dict[str, Any] = {
+        "id": str(d.uuid),
+        "webhook": d.endpoint_id,
+        "table": d.table_id,
+        "seq": d.seq,
+        "event_types": d.event_types,
+        "status": str(d.status),  # the value, also of a member just set (Status.PENDING)
+        "attempts": d.attempts,
+        "next_attempt_at": reads.iso(d.next_attempt_at),
+        "last_attempt_at": reads.iso(d.last_attempt_at),
+        "last_status_code": d.last_status_code,
+        "last_error": d.last_error,
+        "delivered_at": reads.iso(d.delivered_at),
+        "created_at": reads.iso(d.created_at),
+    }
+    if detail:
+        body["body"] = json.loads(d.body)
+        body["log"] = d.log
+    return body

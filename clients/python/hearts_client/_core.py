@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import uuid
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -27,6 +30,44 @@ __version__ = "1.0.0"  # the API's version (docs/clients.md, "Versions")
 USER_AGENT = f"hearts-client-python/{__version__}"
 _OVER = ("finished", "abandoned")
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=60.0)  # keep-alives come every 15 s: 60 s of silence is a dead link
+
+
+DEPRECATED_UNTIL = "2027-06-01"  # old method names (docs/clients.md, "Method names") go then
+
+
+def renamed_warning(old: str, new: str) -> None:
+    """Warn that method `old` is now `new`, the REST operationId's name."""
+    warnings.warn(
+        f"{old}() is deprecated: use {new}() (named after the REST operationId); "
+        f"{old}() is kept until {DEPRECATED_UNTIL}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+class deprecated_alias:
+    """A method's old name in a class body (`me = deprecated_alias(get_me)`): it warns
+    (DeprecationWarning), then calls the method by its new name, so a subclass that overrides the
+    new name is called under the old one too."""
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method, self.old = method, method.__name__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.old = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        new = self.method.__name__
+
+        @functools.wraps(self.method)
+        def alias(*args: Any, **kwargs: Any) -> Any:
+            renamed_warning(self.old, new)
+            return getattr(obj, new)(*args, **kwargs)
+
+        alias.__doc__ = f"Deprecated: use `{new}` (kept until {DEPRECATED_UNTIL})."
+        return alias
 
 
 @dataclass(frozen=True)

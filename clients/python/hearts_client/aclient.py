@@ -10,7 +10,17 @@ from typing import Any, cast
 import httpx
 from httpx_sse import EventSource
 
-from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, Done, Retry, StreamState
+from hearts_client._core import (
+    STREAM_DROPS,
+    STREAM_TIMEOUT,
+    USER_AGENT,
+    Call,
+    Done,
+    Retry,
+    StreamState,
+    deprecated_alias,
+    renamed_warning,
+)
 from hearts_client.client import api_base
 from hearts_client.errors import NotFound
 from hearts_client.models import (
@@ -141,7 +151,7 @@ class AsyncHeartsClient:
         body = {k: v for k, v in (("expires_in", expires_in), ("uses", uses)) if v is not None}
         return cast(dict[str, Any], await self._write(f"tables/{table_id}/invites", body))
 
-    async def invites(self, table_id: int) -> list[dict[str, Any]]:
+    async def list_invites(self, table_id: int) -> list[dict[str, Any]]:
         answer = await self._run(Call("GET", f"tables/{table_id}/invites", self.retry))
         return cast(list[dict[str, Any]], answer["invites"])
 
@@ -167,32 +177,32 @@ class AsyncHeartsClient:
                 body[field] = value
         return cast(Tournament, await self._write("tournaments", body, key=idempotency_key))
 
-    async def tournaments(self) -> list[Tournament]:
+    async def list_tournaments(self) -> list[Tournament]:
         """App key: its tournaments, newest first."""
         return cast(list[Tournament], (await self._run(Call("GET", "tournaments", self.retry)))["results"])
 
-    async def tournament(self, tournament_id: int) -> Tournament:
+    async def get_tournament(self, tournament_id: int) -> Tournament:
         return cast(Tournament, await self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
 
-    async def tournament_standings(self, tournament_id: int) -> Standings:
+    async def get_tournament_standings(self, tournament_id: int) -> Standings:
         """Ranked by points relative to the others who held the same cards, with 95% intervals."""
         return cast(
             Standings, await self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry))
         )
 
-    async def tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
+    async def list_tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
         """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
         answer = await self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
         return cast(list[TournamentTableRow], answer["results"])
 
-    async def invite_table(self, code: str) -> Table:
+    async def get_invite_table(self, code: str) -> Table:
         return cast(Table, await self._run(Call("GET", f"invites/{code}", self.retry)))
 
     async def join_by_invite(self, code: str, position: int | None = None) -> Table:
         body = {} if position is None else {"position": position}
         return cast(Table, await self._write(f"invites/{code}/join", body))
 
-    async def set_language(self, language: str | None) -> Me:
+    async def update_me(self, language: str | None) -> Me:
         body = {"language": language or ""}
         return cast(Me, await self._run(Call("PATCH", "me", self.retry, body=body, write=True)))
 
@@ -210,20 +220,20 @@ class AsyncHeartsClient:
             params["cursor"] = cursor
         return cast(TablePage, await self._run(Call("GET", "tables", self.retry, params=params)))
 
-    async def rating_system(self) -> RatingSystem:
+    async def get_rating_system(self) -> RatingSystem:
         """The rating model, the families and the bots' published ratings."""
         return cast(RatingSystem, await self._run(Call("GET", "ratings", self.retry)))
 
-    async def leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
+    async def get_leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
         """A page of your app's leaderboard in one family (like "classic-4"), best score first."""
         params = {"family": family, **({"cursor": cursor} if cursor else {})}
         return cast(LeaderboardPage, await self._run(Call("GET", "leaderboard", self.retry, params=params)))
 
-    async def player_ratings(self, player_id: int) -> PlayerRatings:
+    async def get_player_ratings(self, player_id: int) -> PlayerRatings:
         """A player's rating in each family they played rated games in."""
         return cast(PlayerRatings, await self._run(Call("GET", f"players/{player_id}/ratings", self.retry)))
 
-    async def rating_history(
+    async def get_rating_history(
         self, player_id: int, *, family: str | None = None, cursor: str | None = None
     ) -> RatingHistoryPage:
         """A page of a player's rating changes, newest first (of one family, when given)."""
@@ -240,27 +250,38 @@ class AsyncHeartsClient:
         call = Call("GET", f"tables/{table_id}", self.retry, etag=f'W/"{version}"')
         return cast(Table | None, await self._run(call))
 
-    async def export(self, table_id: int) -> GameExport:
+    async def export_game(self, table_id: int) -> GameExport:
         """A finished game's whole document: options, seats, every hand's record and every move
         (422 `not_finished` before the end)."""
         return cast(GameExport, await self._run(Call("GET", f"tables/{table_id}/export", self.retry)))
 
-    async def transcript(self, table_id: int) -> str:
+    async def get_transcript(self, table_id: int) -> str:
         """A finished game as plain text, for people."""
         return cast(str, await self._run(Call("GET", f"tables/{table_id}/transcript", self.retry, text=True)))
 
-    async def me(self) -> Me:
+    async def get_me(self) -> Me:
         """Who the credentials belong to, and the player's unfinished tables."""
         return cast(Me, await self._run(Call("GET", "me", self.retry)))
 
-    async def stream_ticket(self, table_id: int | None = None) -> StreamTicket:
-        """A 60-second ticket that opens the table's stream (or, without `table_id`, the player's)
-        for a client that cannot send `Authorization`, such as a browser's EventSource: hand it
-        `url`. (This client's own streams send the header and need none.)"""
-        path = f"tables/{table_id}/stream-tickets" if table_id is not None else "me/stream-tickets"
-        return cast(StreamTicket, await self._write(path, {}))
+    async def create_table_stream_ticket(self, table_id: int) -> StreamTicket:
+        """A 60-second ticket that opens the table's stream for a client that cannot send
+        `Authorization`, such as a browser's EventSource: hand it `url`. (This client's own streams
+        send the header and need none.)"""
+        return cast(StreamTicket, await self._write(f"tables/{table_id}/stream-tickets", {}))
 
-    async def join(
+    async def create_player_stream_ticket(self) -> StreamTicket:
+        """Player token: a 60-second ticket that opens your own stream (all your tables)."""
+        return cast(StreamTicket, await self._write("me/stream-tickets", {}))
+
+    async def stream_ticket(self, table_id: int | None = None) -> StreamTicket:
+        """Deprecated: `create_table_stream_ticket` or, without `table_id`,
+        `create_player_stream_ticket` (kept until 2027-06-01)."""
+        renamed_warning("stream_ticket", "create_table_stream_ticket or create_player_stream_ticket")
+        if table_id is None:
+            return await self.create_player_stream_ticket()
+        return await self.create_table_stream_ticket(table_id)
+
+    async def join_table(
         self,
         table_id: int,
         position: int | None = None,
@@ -275,7 +296,7 @@ class AsyncHeartsClient:
         path = f"tables/{table_id}/join"
         return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
 
-    async def leave(
+    async def leave_table(
         self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         path = f"tables/{table_id}/leave"
@@ -294,7 +315,7 @@ class AsyncHeartsClient:
         path = f"tables/{table_id}/bots"
         return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
 
-    async def start(
+    async def start_table(
         self,
         table_id: int,
         fill_with: SeatLevel = "basic",
@@ -306,16 +327,16 @@ class AsyncHeartsClient:
         path = f"tables/{table_id}/start"
         return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
 
-    async def abandon(
+    async def abandon_table(
         self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         path = f"tables/{table_id}/abandon"
         return cast(Table, await self._write(path, {}, version=version, key=idempotency_key, restale=True))
 
-    async def back(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+    async def reclaim_seat(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
         return cast(Table, await self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
 
-    async def rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+    async def request_rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
         return cast(Table, await self._write(f"tables/{table_id}/rematch", {}, key=idempotency_key))
 
     async def quick_play(
@@ -347,7 +368,7 @@ class AsyncHeartsClient:
             body["timeout_ms"] = timeout_ms
         return cast(BotEndpointWithSecret, await self._write("bots", body))
 
-    async def bots(self) -> list[BotEndpoint]:
+    async def list_bots(self) -> list[BotEndpoint]:
         """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
         return cast(list[BotEndpoint], (await self._run(Call("GET", "bots", self.retry)))["results"])
 
@@ -377,7 +398,7 @@ class AsyncHeartsClient:
         """A new signing secret, shown this once; the old one stops at once."""
         return cast(BotEndpointWithSecret, await self._write(f"bots/{bot_id}/secret", {}))
 
-    async def waiting(self) -> Table | None:
+    async def get_quick_play(self) -> Table | None:
         try:
             return cast(Table, await self._run(Call("GET", "quick-play", self.retry)))
         except NotFound:
@@ -388,7 +409,7 @@ class AsyncHeartsClient:
             Table, await self._run(Call("DELETE", "quick-play", self.retry, write=True, key=idempotency_key))
         )
 
-    async def act(
+    async def submit_action(
         self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         """As `HeartsClient.act`: a 409 `stale_version` is raised, never retried."""
@@ -404,13 +425,13 @@ class AsyncHeartsClient:
         idempotency_key: str | None = None,
     ) -> Table:
         action: Action = {"type": "pass", "cards": cards}
-        return await self.act(table_id, action, version=version, idempotency_key=idempotency_key)
+        return await self.submit_action(table_id, action, version=version, idempotency_key=idempotency_key)
 
     async def play(
         self, table_id: int, card: str, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         action: Action = {"type": "play", "card": card}
-        return await self.act(table_id, action, version=version, idempotency_key=idempotency_key)
+        return await self.submit_action(table_id, action, version=version, idempotency_key=idempotency_key)
 
     async def choose_moon(
         self,
@@ -421,24 +442,67 @@ class AsyncHeartsClient:
         idempotency_key: str | None = None,
     ) -> Table:
         action: Action = {"type": "moon", "choice": choice}
-        return await self.act(table_id, action, version=version, idempotency_key=idempotency_key)
+        return await self.submit_action(table_id, action, version=version, idempotency_key=idempotency_key)
 
-    async def scoresheet(self, table_id: int) -> Scoresheet:
+    async def get_scoresheet(self, table_id: int) -> Scoresheet:
         return cast(Scoresheet, await self._run(Call("GET", f"tables/{table_id}/scoresheet", self.retry)))
 
-    async def events(self, table_id: int, after: int = 0) -> dict[str, Any]:
+    async def list_table_events(self, table_id: int, after: int = 0) -> dict[str, Any]:
         call = Call("GET", f"tables/{table_id}/events", self.retry, params={"after": str(after)})
         return cast(dict[str, Any], await self._run(call))
 
-    async def moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
+    async def list_moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
         call = Call("GET", f"tables/{table_id}/moves", self.retry, params={"after": str(after)})
         return cast(dict[str, Any], await self._run(call))
 
+    def stream_table_events(self, table_id: int, *, last_event_id: str | None = None) -> AsyncEventStream:
+        """A table's events, resumed after `last_event_id` when given."""
+        return self._stream(table_id, last_event_id)
+
+    def stream_my_events(self, *, last_event_id: str | None = None) -> AsyncEventStream:
+        """Player token: your events at all your tables, resumed after `last_event_id` when given."""
+        return self._stream(None, last_event_id)
+
     def stream(self, table_id: int | None = None, *, last_event_id: str | None = None) -> AsyncEventStream:
+        """Deprecated: `stream_table_events` or, without `table_id`, `stream_my_events` (kept until
+        2027-06-01)."""
+        renamed_warning("stream", "stream_table_events or stream_my_events")
+        return self._stream(table_id, last_event_id)
+
+    def _stream(self, table_id: int | None, last_event_id: str | None) -> AsyncEventStream:
         """As `HeartsClient.stream`, iterated with `async for`."""
         path = f"tables/{table_id}/stream" if table_id is not None else "me/stream"
         state = StreamState(path, self.retry, last_event_id, table_stream=table_id is not None)
         return AsyncEventStream(self, state)
+
+    # -- old names, deprecated (docs/clients.md#method-names): kept until 2027-06-01 --------------
+
+    set_language = deprecated_alias(update_me)
+    me = deprecated_alias(get_me)
+    join = deprecated_alias(join_table)
+    leave = deprecated_alias(leave_table)
+    start = deprecated_alias(start_table)
+    abandon = deprecated_alias(abandon_table)
+    back = deprecated_alias(reclaim_seat)
+    rematch = deprecated_alias(request_rematch)
+    act = deprecated_alias(submit_action)
+    waiting = deprecated_alias(get_quick_play)
+    invites = deprecated_alias(list_invites)
+    tournaments = deprecated_alias(list_tournaments)
+    tournament = deprecated_alias(get_tournament)
+    tournament_standings = deprecated_alias(get_tournament_standings)
+    tournament_tables = deprecated_alias(list_tournament_tables)
+    invite_table = deprecated_alias(get_invite_table)
+    bots = deprecated_alias(list_bots)
+    rating_system = deprecated_alias(get_rating_system)
+    leaderboard = deprecated_alias(get_leaderboard)
+    player_ratings = deprecated_alias(get_player_ratings)
+    rating_history = deprecated_alias(get_rating_history)
+    export = deprecated_alias(export_game)
+    transcript = deprecated_alias(get_transcript)
+    scoresheet = deprecated_alias(get_scoresheet)
+    events = deprecated_alias(list_table_events)
+    moves = deprecated_alias(list_moves)
 
 
 class AsyncEventStream:

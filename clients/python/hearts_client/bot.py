@@ -68,7 +68,7 @@ class Bot:
         """Play `table_id` until it is over; returns the table as it ended."""
         self._sit(client, table_id, seat)
         self._stopped = False
-        with closing(iter(client.stream(table_id))) as events:
+        with closing(iter(client.stream_table_events(table_id))) as events:
             for event in events:
                 self.on_event(event)
                 if self._stopped:
@@ -79,7 +79,7 @@ class Bot:
 
     def _sit(self, client: HeartsClient, table_id: int, seat: int | None) -> None:
         try:
-            client.join(table_id, seat)
+            client.join_table(table_id, seat)
         except (Conflict, RulesError):  # already seated (a restart), or started: are we in it?
             if client.get_table(table_id)["your_seat"] is None:
                 raise
@@ -92,7 +92,7 @@ class Bot:
                 return  # no longer our turn: the stream will say when it is
             action, key = decision
             try:
-                client.act(table_id, action, version=table["version"], idempotency_key=key)
+                client.submit_action(table_id, action, version=table["version"], idempotency_key=key)
             except (StaleVersion, Conflict) as exc:  # moved on (or a key of a decision made before)
                 log.info("table %s v%s: %s; deciding again", table_id, table["version"], exc.code)
                 continue
@@ -114,12 +114,12 @@ class Bot:
     async def arun(self, client: AsyncHeartsClient, table_id: int, seat: int | None = None) -> Table:
         """`run` on the async client."""
         try:
-            await client.join(table_id, seat)
+            await client.join_table(table_id, seat)
         except (Conflict, RulesError):
             if (await client.get_table(table_id))["your_seat"] is None:
                 raise
         self._stopped = False
-        async with aclosing(aiter(client.stream(table_id))) as events:
+        async with aclosing(aiter(client.stream_table_events(table_id))) as events:
             async for event in events:
                 self.on_event(event)
                 if self._stopped:
@@ -136,7 +136,7 @@ class Bot:
                 return
             action, key = decision
             try:
-                await client.act(table_id, action, version=table["version"], idempotency_key=key)
+                await client.submit_action(table_id, action, version=table["version"], idempotency_key=key)
             except (StaleVersion, Conflict) as exc:
                 log.info("table %s v%s: %s; deciding again", table_id, table["version"], exc.code)
                 continue

@@ -10,7 +10,17 @@ from typing import Any, cast
 import httpx
 from httpx_sse import EventSource
 
-from hearts_client._core import STREAM_DROPS, STREAM_TIMEOUT, USER_AGENT, Call, Done, Retry, StreamState
+from hearts_client._core import (
+    STREAM_DROPS,
+    STREAM_TIMEOUT,
+    USER_AGENT,
+    Call,
+    Done,
+    Retry,
+    StreamState,
+    deprecated_alias,
+    renamed_warning,
+)
 from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
@@ -163,7 +173,7 @@ class HeartsClient:
         body = {k: v for k, v in (("expires_in", expires_in), ("uses", uses)) if v is not None}
         return cast(dict[str, Any], self._write(f"tables/{table_id}/invites", body))
 
-    def invites(self, table_id: int) -> list[dict[str, Any]]:
+    def list_invites(self, table_id: int) -> list[dict[str, Any]]:
         """The table's usable codes, by hint (never the codes)."""
         answer = self._run(Call("GET", f"tables/{table_id}/invites", self.retry))
         return cast(list[dict[str, Any]], answer["invites"])
@@ -191,23 +201,23 @@ class HeartsClient:
                 body[field] = value
         return cast(Tournament, self._write("tournaments", body, key=idempotency_key))
 
-    def tournaments(self) -> list[Tournament]:
+    def list_tournaments(self) -> list[Tournament]:
         """App key: its tournaments, newest first."""
         return cast(list[Tournament], self._run(Call("GET", "tournaments", self.retry))["results"])
 
-    def tournament(self, tournament_id: int) -> Tournament:
+    def get_tournament(self, tournament_id: int) -> Tournament:
         return cast(Tournament, self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
 
-    def tournament_standings(self, tournament_id: int) -> Standings:
+    def get_tournament_standings(self, tournament_id: int) -> Standings:
         """Ranked by points relative to the others who held the same cards, with 95% intervals."""
         return cast(Standings, self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry)))
 
-    def tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
+    def list_tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
         """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
         answer = self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
         return cast(list[TournamentTableRow], answer["results"])
 
-    def invite_table(self, code: str) -> Table:
+    def get_invite_table(self, code: str) -> Table:
         """The table a usable code joins, as a spectator sees it."""
         return cast(Table, self._run(Call("GET", f"invites/{code}", self.retry)))
 
@@ -216,7 +226,7 @@ class HeartsClient:
         body = {} if position is None else {"position": position}
         return cast(Table, self._write(f"invites/{code}/join", body))
 
-    def set_language(self, language: str | None) -> Me:
+    def update_me(self, language: str | None) -> Me:
         """The language of your error details (en, mi, eu, ms, ky), over Accept-Language; None
         (or "") follows Accept-Language again."""
         body = {"language": language or ""}
@@ -232,7 +242,7 @@ class HeartsClient:
             body["timeout_ms"] = timeout_ms
         return cast(BotEndpointWithSecret, self._write("bots", body))
 
-    def bots(self) -> list[BotEndpoint]:
+    def list_bots(self) -> list[BotEndpoint]:
         """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
         return cast(list[BotEndpoint], (self._run(Call("GET", "bots", self.retry)))["results"])
 
@@ -279,20 +289,20 @@ class HeartsClient:
             params["cursor"] = cursor
         return cast(TablePage, self._run(Call("GET", "tables", self.retry, params=params)))
 
-    def rating_system(self) -> RatingSystem:
+    def get_rating_system(self) -> RatingSystem:
         """The rating model, the families and the bots' published ratings."""
         return cast(RatingSystem, self._run(Call("GET", "ratings", self.retry)))
 
-    def leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
+    def get_leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
         """A page of your app's leaderboard in one family (like "classic-4"), best score first."""
         params = {"family": family, **({"cursor": cursor} if cursor else {})}
         return cast(LeaderboardPage, self._run(Call("GET", "leaderboard", self.retry, params=params)))
 
-    def player_ratings(self, player_id: int) -> PlayerRatings:
+    def get_player_ratings(self, player_id: int) -> PlayerRatings:
         """A player's rating in each family they played rated games in."""
         return cast(PlayerRatings, self._run(Call("GET", f"players/{player_id}/ratings", self.retry)))
 
-    def rating_history(
+    def get_rating_history(
         self, player_id: int, *, family: str | None = None, cursor: str | None = None
     ) -> RatingHistoryPage:
         """A page of a player's rating changes, newest first (of one family, when given)."""
@@ -309,27 +319,38 @@ class HeartsClient:
         call = Call("GET", f"tables/{table_id}", self.retry, etag=f'W/"{version}"')
         return cast(Table | None, self._run(call))
 
-    def export(self, table_id: int) -> GameExport:
+    def export_game(self, table_id: int) -> GameExport:
         """A finished game's whole document: options, seats, every hand's record and every move
         (422 `not_finished` before the end)."""
         return cast(GameExport, self._run(Call("GET", f"tables/{table_id}/export", self.retry)))
 
-    def transcript(self, table_id: int) -> str:
+    def get_transcript(self, table_id: int) -> str:
         """A finished game as plain text, for people."""
         return cast(str, self._run(Call("GET", f"tables/{table_id}/transcript", self.retry, text=True)))
 
-    def me(self) -> Me:
+    def get_me(self) -> Me:
         """Who the credentials belong to, and the player's unfinished tables."""
         return cast(Me, self._run(Call("GET", "me", self.retry)))
 
-    def stream_ticket(self, table_id: int | None = None) -> StreamTicket:
-        """A 60-second ticket that opens the table's stream (or, without `table_id`, the player's)
-        for a client that cannot send `Authorization`, such as a browser's EventSource: hand it
-        `url`. (This client's own streams send the header and need none.)"""
-        path = f"tables/{table_id}/stream-tickets" if table_id is not None else "me/stream-tickets"
-        return cast(StreamTicket, self._write(path, {}))
+    def create_table_stream_ticket(self, table_id: int) -> StreamTicket:
+        """A 60-second ticket that opens the table's stream for a client that cannot send
+        `Authorization`, such as a browser's EventSource: hand it `url`. (This client's own streams
+        send the header and need none.)"""
+        return cast(StreamTicket, self._write(f"tables/{table_id}/stream-tickets", {}))
 
-    def join(
+    def create_player_stream_ticket(self) -> StreamTicket:
+        """Player token: a 60-second ticket that opens your own stream (all your tables)."""
+        return cast(StreamTicket, self._write("me/stream-tickets", {}))
+
+    def stream_ticket(self, table_id: int | None = None) -> StreamTicket:
+        """Deprecated: `create_table_stream_ticket` or, without `table_id`,
+        `create_player_stream_ticket` (kept until 2027-06-01)."""
+        renamed_warning("stream_ticket", "create_table_stream_ticket or create_player_stream_ticket")
+        if table_id is None:
+            return self.create_player_stream_ticket()
+        return self.create_table_stream_ticket(table_id)
+
+    def join_table(
         self,
         table_id: int,
         position: int | None = None,
@@ -347,7 +368,7 @@ class HeartsClient:
             self._write(f"tables/{table_id}/join", body, version=version, key=idempotency_key, restale=True),
         )
 
-    def leave(
+    def leave_table(
         self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         return cast(
@@ -370,7 +391,7 @@ class HeartsClient:
             self._write(f"tables/{table_id}/bots", body, version=version, key=idempotency_key, restale=True),
         )
 
-    def start(
+    def start_table(
         self,
         table_id: int,
         fill_with: SeatLevel = "basic",
@@ -390,7 +411,7 @@ class HeartsClient:
             ),
         )
 
-    def abandon(
+    def abandon_table(
         self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         """App key: close an unfinished table for good."""
@@ -399,11 +420,11 @@ class HeartsClient:
             self._write(f"tables/{table_id}/abandon", {}, version=version, key=idempotency_key, restale=True),
         )
 
-    def back(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+    def reclaim_seat(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
         """ "I'm back": a seat marked away is yours again."""
         return cast(Table, self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
 
-    def rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
+    def request_rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
         """After a finished game: ask for a rematch, or accept the one asked for. When every person
         has, the answer's `rematch["table"]` is the new table (seats moved one place on)."""
         return cast(Table, self._write(f"tables/{table_id}/rematch", {}, key=idempotency_key))
@@ -427,7 +448,7 @@ class HeartsClient:
         }
         return cast(Table, self._write("quick-play", body, key=idempotency_key))
 
-    def waiting(self) -> Table | None:
+    def get_quick_play(self) -> Table | None:
         """The table where you wait in quick play, or None."""
         try:
             return cast(Table, self._run(Call("GET", "quick-play", self.retry)))
@@ -440,7 +461,7 @@ class HeartsClient:
             Table, self._run(Call("DELETE", "quick-play", self.retry, write=True, key=idempotency_key))
         )
 
-    def act(
+    def submit_action(
         self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
         """Your seat's action on the table as of `version`. A 409 `stale_version` is raised, never
@@ -458,14 +479,14 @@ class HeartsClient:
         version: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
-        return self.act(
+        return self.submit_action(
             table_id, {"type": "pass", "cards": cards}, version=version, idempotency_key=idempotency_key
         )
 
     def play(
         self, table_id: int, card: str, *, version: int | None = None, idempotency_key: str | None = None
     ) -> Table:
-        return self.act(
+        return self.submit_action(
             table_id, {"type": "play", "card": card}, version=version, idempotency_key=idempotency_key
         )
 
@@ -477,21 +498,21 @@ class HeartsClient:
         version: int | None = None,
         idempotency_key: str | None = None,
     ) -> Table:
-        return self.act(
+        return self.submit_action(
             table_id, {"type": "moon", "choice": choice}, version=version, idempotency_key=idempotency_key
         )
 
-    def scoresheet(self, table_id: int) -> Scoresheet:
+    def get_scoresheet(self, table_id: int) -> Scoresheet:
         return cast(Scoresheet, self._run(Call("GET", f"tables/{table_id}/scoresheet", self.retry)))
 
-    def events(self, table_id: int, after: int = 0) -> dict[str, Any]:
+    def list_table_events(self, table_id: int, after: int = 0) -> dict[str, Any]:
         """The events after sequence `after` (`{"events", "version", "more"}`); poll with after=version."""
         params = {"after": str(after)}
         return cast(
             dict[str, Any], self._run(Call("GET", f"tables/{table_id}/events", self.retry, params=params))
         )
 
-    def moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
+    def list_moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
         params = {"after": str(after)}
         return cast(
             dict[str, Any], self._run(Call("GET", f"tables/{table_id}/moves", self.retry, params=params))
@@ -499,13 +520,56 @@ class HeartsClient:
 
     # -- streams -------------------------------------------------------------------------------
 
+    def stream_table_events(self, table_id: int, *, last_event_id: str | None = None) -> EventStream:
+        """A table's events, resumed after `last_event_id` when given."""
+        return self._stream(table_id, last_event_id)
+
+    def stream_my_events(self, *, last_event_id: str | None = None) -> EventStream:
+        """Player token: your events at all your tables, resumed after `last_event_id` when given."""
+        return self._stream(None, last_event_id)
+
     def stream(self, table_id: int | None = None, *, last_event_id: str | None = None) -> EventStream:
+        """Deprecated: `stream_table_events` or, without `table_id`, `stream_my_events` (kept until
+        2027-06-01)."""
+        renamed_warning("stream", "stream_table_events or stream_my_events")
+        return self._stream(table_id, last_event_id)
+
+    def _stream(self, table_id: int | None, last_event_id: str | None) -> EventStream:
         """A table's events (`table_id`) or, without it, the player's events at all their tables;
         resumed after `last_event_id` when given."""
         path = f"tables/{table_id}/stream" if table_id is not None else "me/stream"
         return EventStream(
             self, StreamState(path, self.retry, last_event_id, table_stream=table_id is not None)
         )
+
+    # -- old names, deprecated (docs/clients.md#method-names): kept until 2027-06-01 --------------
+
+    set_language = deprecated_alias(update_me)
+    me = deprecated_alias(get_me)
+    join = deprecated_alias(join_table)
+    leave = deprecated_alias(leave_table)
+    start = deprecated_alias(start_table)
+    abandon = deprecated_alias(abandon_table)
+    back = deprecated_alias(reclaim_seat)
+    rematch = deprecated_alias(request_rematch)
+    act = deprecated_alias(submit_action)
+    waiting = deprecated_alias(get_quick_play)
+    invites = deprecated_alias(list_invites)
+    tournaments = deprecated_alias(list_tournaments)
+    tournament = deprecated_alias(get_tournament)
+    tournament_standings = deprecated_alias(get_tournament_standings)
+    tournament_tables = deprecated_alias(list_tournament_tables)
+    invite_table = deprecated_alias(get_invite_table)
+    bots = deprecated_alias(list_bots)
+    rating_system = deprecated_alias(get_rating_system)
+    leaderboard = deprecated_alias(get_leaderboard)
+    player_ratings = deprecated_alias(get_player_ratings)
+    rating_history = deprecated_alias(get_rating_history)
+    export = deprecated_alias(export_game)
+    transcript = deprecated_alias(get_transcript)
+    scoresheet = deprecated_alias(get_scoresheet)
+    events = deprecated_alias(list_table_events)
+    moves = deprecated_alias(list_moves)
 
 
 class EventStream:

@@ -302,7 +302,7 @@ export class HeartsClient {
   }
 
   /** The table's usable codes, by hint (never the codes). */
-  async invites(tableId: number): Promise<Schemas["InviteOut"][]> {
+  async listInvites(tableId: number): Promise<Schemas["InviteOut"][]> {
     const answer = await this.call<Schemas["InviteListOut"]>("GET", `tables/${tableId}/invites`);
     return answer.invites;
   }
@@ -313,7 +313,7 @@ export class HeartsClient {
   }
 
   /** The table a usable code joins, as a spectator sees it. */
-  inviteTable(code: string): Promise<Table> {
+  getInviteTable(code: string): Promise<Table> {
     return this.call("GET", `invites/${encodeURIComponent(code)}`);
   }
 
@@ -340,22 +340,22 @@ export class HeartsClient {
   }
 
   /** App key: its tournaments, newest first. */
-  async tournaments(): Promise<Tournament[]> {
+  async listTournaments(): Promise<Tournament[]> {
     const answer = await this.call<Schemas["TournamentListOut"]>("GET", "tournaments");
     return answer.results;
   }
 
-  tournament(tournamentId: number): Promise<Tournament> {
+  getTournament(tournamentId: number): Promise<Tournament> {
     return this.call("GET", `tournaments/${tournamentId}`);
   }
 
   /** Ranked by points relative to the others who held the same cards, with 95% intervals. */
-  tournamentStandings(tournamentId: number): Promise<Standings> {
+  getTournamentStandings(tournamentId: number): Promise<Standings> {
     return this.call("GET", `tournaments/${tournamentId}/standings`);
   }
 
   /** Its tables so far: ordinary tables (getTable, stream, exportGame). */
-  async tournamentTables(tournamentId: number): Promise<TournamentTableRow[]> {
+  async listTournamentTables(tournamentId: number): Promise<TournamentTableRow[]> {
     const answer = await this.call<Schemas["TournamentTablesOut"]>("GET", `tournaments/${tournamentId}/tables`);
     return answer.results;
   }
@@ -366,7 +366,7 @@ export class HeartsClient {
   }
 
   /** App key: your bots with their counters. */
-  async bots(): Promise<BotEndpoint[]> {
+  async listBots(): Promise<BotEndpoint[]> {
     return (await this.call<Schemas["BotListOut"]>("GET", "bots")).results;
   }
 
@@ -389,7 +389,7 @@ export class HeartsClient {
   }
 
   /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
-  setLanguage(language: string | null): Promise<Me> {
+  updateMe(language: string | null): Promise<Me> {
     return this.call("PATCH", "me", { body: { language: language ?? "" }, write: true });
   }
 
@@ -408,26 +408,34 @@ export class HeartsClient {
   }
 
   /** A finished game as plain text, for people. */
-  transcript(tableId: number): Promise<string> {
+  getTranscript(tableId: number): Promise<string> {
     return this.call("GET", `tables/${tableId}/transcript`, { text: true });
   }
 
   /** Who the credentials belong to, and the player's unfinished tables. */
-  me(): Promise<Me> {
+  getMe(): Promise<Me> {
     return this.call("GET", "me");
   }
 
   /**
-   * A 60-second ticket opening the table's stream (or, without `tableId`, the player's) for a client
-   * that cannot send Authorization, such as a browser's EventSource: give it `url`. (This client's
-   * own streams send the header.)
+   * A 60-second ticket opening the table's stream for a client that cannot send Authorization, such
+   * as a browser's EventSource: give it `url`. (This client's own streams send the header.)
    */
-  streamTicket(tableId?: number): Promise<StreamTicket> {
-    const path = tableId === undefined ? "me/stream-tickets" : `tables/${tableId}/stream-tickets`;
-    return this.call("POST", path, { body: {}, write: true });
+  createTableStreamTicket(tableId: number): Promise<StreamTicket> {
+    return this.call("POST", `tables/${tableId}/stream-tickets`, { body: {}, write: true });
   }
 
-  join(tableId: number, position?: number, version?: number): Promise<Table> {
+  /** Player token: a 60-second ticket opening your own stream (all your tables). */
+  createPlayerStreamTicket(): Promise<StreamTicket> {
+    return this.call("POST", "me/stream-tickets", { body: {}, write: true });
+  }
+
+  /** @deprecated Use `createTableStreamTicket` or `createPlayerStreamTicket` (REST's operationIds); kept until 2027-06-01. */
+  streamTicket(tableId?: number): Promise<StreamTicket> {
+    return tableId === undefined ? this.createPlayerStreamTicket() : this.createTableStreamTicket(tableId);
+  }
+
+  joinTable(tableId: number, position?: number, version?: number): Promise<Table> {
     const body = position === undefined ? {} : { position };
     return this.call("POST", `tables/${tableId}/join`, { body, write: true, version: version ?? null, restale: true });
   }
@@ -437,23 +445,23 @@ export class HeartsClient {
     return this.call("POST", `tables/${tableId}/bots`, { body, write: true, version: version ?? null, restale: true });
   }
 
-  start(tableId: number, fillWith: SeatLevel = "basic", version?: number): Promise<Table> {
+  startTable(tableId: number, fillWith: SeatLevel = "basic", version?: number): Promise<Table> {
     const body = { fill_with: fillWith };
     return this.call("POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
   }
 
-  leave(tableId: number, version?: number): Promise<Table> {
+  leaveTable(tableId: number, version?: number): Promise<Table> {
     return this.call("POST", `tables/${tableId}/leave`, { body: {}, write: true, version: version ?? null, restale: true });
   }
 
   /** App key: close an unfinished table for good. */
-  abandon(tableId: number, version?: number): Promise<Table> {
+  abandonTable(tableId: number, version?: number): Promise<Table> {
     const options = { body: {}, write: true, version: version ?? null, restale: true };
     return this.call("POST", `tables/${tableId}/abandon`, options);
   }
 
   /** "I'm back": a seat marked away is yours again. */
-  back(tableId: number): Promise<Table> {
+  reclaimSeat(tableId: number): Promise<Table> {
     return this.call("POST", `tables/${tableId}/back`, { body: {}, write: true });
   }
 
@@ -461,7 +469,7 @@ export class HeartsClient {
    * After a finished game: ask for a rematch, or accept the one asked for. When every person has,
    * the answer's `rematch.table` is the new table (seats moved one place on).
    */
-  rematch(tableId: number): Promise<Table> {
+  requestRematch(tableId: number): Promise<Table> {
     return this.call("POST", `tables/${tableId}/rematch`, { body: {}, write: true });
   }
 
@@ -474,7 +482,7 @@ export class HeartsClient {
   }
 
   /** The table where you wait in quick play, or undefined. */
-  async waiting(): Promise<Table | undefined> {
+  async getQuickPlay(): Promise<Table | undefined> {
     try {
       return await this.call<Table>("GET", "quick-play");
     } catch (error) {
@@ -496,24 +504,24 @@ export class HeartsClient {
   }
 
   /** The rating model, the families and the bots' published ratings. */
-  ratingSystem(): Promise<RatingSystem> {
+  getRatingSystem(): Promise<RatingSystem> {
     return this.call("GET", "ratings");
   }
 
   /** A page of your app's leaderboard in one family (like "classic-4"), best score first. */
-  leaderboard(family: string, cursor?: string): Promise<LeaderboardPage> {
+  getLeaderboard(family: string, cursor?: string): Promise<LeaderboardPage> {
     const query = new URLSearchParams({ family });
     if (cursor !== undefined) query.set("cursor", cursor);
     return this.call("GET", `leaderboard?${query.toString()}`);
   }
 
   /** A player's rating in each family they played rated games in. */
-  playerRatings(playerId: number): Promise<PlayerRatings> {
+  getPlayerRatings(playerId: number): Promise<PlayerRatings> {
     return this.call("GET", `players/${playerId}/ratings`);
   }
 
   /** A page of a player's rating changes, newest first (of one family, when given). */
-  ratingHistory(playerId: number, filters: { family?: string; cursor?: string } = {}): Promise<RatingHistoryPage> {
+  getRatingHistory(playerId: number, filters: { family?: string; cursor?: string } = {}): Promise<RatingHistoryPage> {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, value);
     const text = query.toString();
@@ -521,16 +529,16 @@ export class HeartsClient {
   }
 
   /** The events after sequence `after` the caller may see; poll again with `after` = the answer's version. */
-  events(tableId: number, after = 0): Promise<Schemas["EventsOut"]> {
+  listTableEvents(tableId: number, after = 0): Promise<Schemas["EventsOut"]> {
     return this.call("GET", `tables/${tableId}/events?after=${after}`);
   }
 
-  moves(tableId: number, after = 0): Promise<Schemas["MovesOut"]> {
+  listMoves(tableId: number, after = 0): Promise<Schemas["MovesOut"]> {
     return this.call("GET", `tables/${tableId}/moves?after=${after}`);
   }
 
   /** Your seat's action on the table as of `version`; `stale_version` is thrown, never retried. */
-  act(tableId: number, action: Action, version?: number, key?: string): Promise<Table> {
+  submitAction(tableId: number, action: Action, version?: number, key?: string): Promise<Table> {
     return this.call("POST", `tables/${tableId}/actions`, {
       body: action,
       write: true,
@@ -540,18 +548,18 @@ export class HeartsClient {
   }
 
   pass(tableId: number, cards: string[], version?: number, key?: string): Promise<Table> {
-    return this.act(tableId, { type: "pass", cards }, version, key);
+    return this.submitAction(tableId, { type: "pass", cards }, version, key);
   }
 
   play(tableId: number, card: string, version?: number, key?: string): Promise<Table> {
-    return this.act(tableId, { type: "play", card }, version, key);
+    return this.submitAction(tableId, { type: "play", card }, version, key);
   }
 
   chooseMoon(tableId: number, choice: "subtract" | "add", version?: number, key?: string): Promise<Table> {
-    return this.act(tableId, { type: "moon", choice }, version, key);
+    return this.submitAction(tableId, { type: "moon", choice }, version, key);
   }
 
-  scoresheet(tableId: number): Promise<Scoresheet> {
+  getScoresheet(tableId: number): Promise<Scoresheet> {
     return this.call("GET", `tables/${tableId}/scoresheet`);
   }
 
@@ -560,7 +568,21 @@ export class HeartsClient {
    * connection it reconnects with `Last-Event-ID` = the last event's id: nothing missed, nothing
    * repeated. A table stream ends after `table_finished` (or a 204: over, nothing left).
    */
+  streamTableEvents(tableId: number, lastEventId?: string): EventStream {
+    return this.openStream(tableId, lastEventId);
+  }
+
+  /** Player token: your events at all your tables, resumed after `lastEventId` when given. */
+  streamMyEvents(lastEventId?: string): EventStream {
+    return this.openStream(undefined, lastEventId);
+  }
+
+  /** @deprecated Use `streamTableEvents` or `streamMyEvents` (REST's operationIds); kept until 2027-06-01. */
   stream(tableId?: number, lastEventId?: string): EventStream {
+    return this.openStream(tableId, lastEventId);
+  }
+
+  private openStream(tableId: number | undefined, lastEventId: string | undefined): EventStream {
     return new EventStream(this, tableId === undefined ? "me/stream" : `tables/${tableId}/stream`, {
       tableStream: tableId !== undefined,
       lastEventId: lastEventId ?? null,
@@ -568,6 +590,133 @@ export class HeartsClient {
       headers: () => this.headers({ Accept: "text/event-stream" }),
       delay: (failures) => this.delay(failures),
     });
+  }
+
+  // -- old names, deprecated (docs/clients.md, "Method names"): kept until 2027-06-01 --------------
+
+  /** @deprecated Use `updateMe` (named after REST's operationId); kept until 2027-06-01. */
+  setLanguage(...args: Parameters<HeartsClient["updateMe"]>): ReturnType<HeartsClient["updateMe"]> {
+    return this.updateMe(...args);
+  }
+
+  /** @deprecated Use `getMe` (named after REST's operationId); kept until 2027-06-01. */
+  me(...args: Parameters<HeartsClient["getMe"]>): ReturnType<HeartsClient["getMe"]> {
+    return this.getMe(...args);
+  }
+
+  /** @deprecated Use `joinTable` (named after REST's operationId); kept until 2027-06-01. */
+  join(...args: Parameters<HeartsClient["joinTable"]>): ReturnType<HeartsClient["joinTable"]> {
+    return this.joinTable(...args);
+  }
+
+  /** @deprecated Use `startTable` (named after REST's operationId); kept until 2027-06-01. */
+  start(...args: Parameters<HeartsClient["startTable"]>): ReturnType<HeartsClient["startTable"]> {
+    return this.startTable(...args);
+  }
+
+  /** @deprecated Use `leaveTable` (named after REST's operationId); kept until 2027-06-01. */
+  leave(...args: Parameters<HeartsClient["leaveTable"]>): ReturnType<HeartsClient["leaveTable"]> {
+    return this.leaveTable(...args);
+  }
+
+  /** @deprecated Use `abandonTable` (named after REST's operationId); kept until 2027-06-01. */
+  abandon(...args: Parameters<HeartsClient["abandonTable"]>): ReturnType<HeartsClient["abandonTable"]> {
+    return this.abandonTable(...args);
+  }
+
+  /** @deprecated Use `reclaimSeat` (named after REST's operationId); kept until 2027-06-01. */
+  back(...args: Parameters<HeartsClient["reclaimSeat"]>): ReturnType<HeartsClient["reclaimSeat"]> {
+    return this.reclaimSeat(...args);
+  }
+
+  /** @deprecated Use `requestRematch` (named after REST's operationId); kept until 2027-06-01. */
+  rematch(...args: Parameters<HeartsClient["requestRematch"]>): ReturnType<HeartsClient["requestRematch"]> {
+    return this.requestRematch(...args);
+  }
+
+  /** @deprecated Use `getQuickPlay` (named after REST's operationId); kept until 2027-06-01. */
+  waiting(...args: Parameters<HeartsClient["getQuickPlay"]>): ReturnType<HeartsClient["getQuickPlay"]> {
+    return this.getQuickPlay(...args);
+  }
+
+  /** @deprecated Use `submitAction` (named after REST's operationId); kept until 2027-06-01. */
+  act(...args: Parameters<HeartsClient["submitAction"]>): ReturnType<HeartsClient["submitAction"]> {
+    return this.submitAction(...args);
+  }
+
+  /** @deprecated Use `listInvites` (named after REST's operationId); kept until 2027-06-01. */
+  invites(...args: Parameters<HeartsClient["listInvites"]>): ReturnType<HeartsClient["listInvites"]> {
+    return this.listInvites(...args);
+  }
+
+  /** @deprecated Use `getInviteTable` (named after REST's operationId); kept until 2027-06-01. */
+  inviteTable(...args: Parameters<HeartsClient["getInviteTable"]>): ReturnType<HeartsClient["getInviteTable"]> {
+    return this.getInviteTable(...args);
+  }
+
+  /** @deprecated Use `listTournaments` (named after REST's operationId); kept until 2027-06-01. */
+  tournaments(...args: Parameters<HeartsClient["listTournaments"]>): ReturnType<HeartsClient["listTournaments"]> {
+    return this.listTournaments(...args);
+  }
+
+  /** @deprecated Use `getTournament` (named after REST's operationId); kept until 2027-06-01. */
+  tournament(...args: Parameters<HeartsClient["getTournament"]>): ReturnType<HeartsClient["getTournament"]> {
+    return this.getTournament(...args);
+  }
+
+  /** @deprecated Use `getTournamentStandings` (named after REST's operationId); kept until 2027-06-01. */
+  tournamentStandings(...args: Parameters<HeartsClient["getTournamentStandings"]>): ReturnType<HeartsClient["getTournamentStandings"]> {
+    return this.getTournamentStandings(...args);
+  }
+
+  /** @deprecated Use `listTournamentTables` (named after REST's operationId); kept until 2027-06-01. */
+  tournamentTables(...args: Parameters<HeartsClient["listTournamentTables"]>): ReturnType<HeartsClient["listTournamentTables"]> {
+    return this.listTournamentTables(...args);
+  }
+
+  /** @deprecated Use `listBots` (named after REST's operationId); kept until 2027-06-01. */
+  bots(...args: Parameters<HeartsClient["listBots"]>): ReturnType<HeartsClient["listBots"]> {
+    return this.listBots(...args);
+  }
+
+  /** @deprecated Use `getTranscript` (named after REST's operationId); kept until 2027-06-01. */
+  transcript(...args: Parameters<HeartsClient["getTranscript"]>): ReturnType<HeartsClient["getTranscript"]> {
+    return this.getTranscript(...args);
+  }
+
+  /** @deprecated Use `getRatingSystem` (named after REST's operationId); kept until 2027-06-01. */
+  ratingSystem(...args: Parameters<HeartsClient["getRatingSystem"]>): ReturnType<HeartsClient["getRatingSystem"]> {
+    return this.getRatingSystem(...args);
+  }
+
+  /** @deprecated Use `getLeaderboard` (named after REST's operationId); kept until 2027-06-01. */
+  leaderboard(...args: Parameters<HeartsClient["getLeaderboard"]>): ReturnType<HeartsClient["getLeaderboard"]> {
+    return this.getLeaderboard(...args);
+  }
+
+  /** @deprecated Use `getPlayerRatings` (named after REST's operationId); kept until 2027-06-01. */
+  playerRatings(...args: Parameters<HeartsClient["getPlayerRatings"]>): ReturnType<HeartsClient["getPlayerRatings"]> {
+    return this.getPlayerRatings(...args);
+  }
+
+  /** @deprecated Use `getRatingHistory` (named after REST's operationId); kept until 2027-06-01. */
+  ratingHistory(...args: Parameters<HeartsClient["getRatingHistory"]>): ReturnType<HeartsClient["getRatingHistory"]> {
+    return this.getRatingHistory(...args);
+  }
+
+  /** @deprecated Use `listTableEvents` (named after REST's operationId); kept until 2027-06-01. */
+  events(...args: Parameters<HeartsClient["listTableEvents"]>): ReturnType<HeartsClient["listTableEvents"]> {
+    return this.listTableEvents(...args);
+  }
+
+  /** @deprecated Use `listMoves` (named after REST's operationId); kept until 2027-06-01. */
+  moves(...args: Parameters<HeartsClient["listMoves"]>): ReturnType<HeartsClient["listMoves"]> {
+    return this.listMoves(...args);
+  }
+
+  /** @deprecated Use `getScoresheet` (named after REST's operationId); kept until 2027-06-01. */
+  scoresheet(...args: Parameters<HeartsClient["getScoresheet"]>): ReturnType<HeartsClient["getScoresheet"]> {
+    return this.getScoresheet(...args);
   }
 }
 
@@ -714,11 +863,11 @@ export abstract class Bot {
   /** Play `tableId` until it is over; resolves with the table as it ended. */
   async run(client: HeartsClient, tableId: number, seat?: number, stream?: EventStream): Promise<Table> {
     try {
-      await client.join(tableId, seat);
+      await client.joinTable(tableId, seat);
     } catch (error) {
       if (!(error instanceof HeartsError) || (await client.getTable(tableId)).your_seat === null) throw error;
     }
-    for await (const event of stream ?? client.stream(tableId)) {
+    for await (const event of stream ?? client.streamTableEvents(tableId)) {
       this.onEvent(event);
       if (event.type === "your_turn") await this.turn(client, tableId);
     }
@@ -734,7 +883,7 @@ export abstract class Bot {
       if (OVER.has(table.status) || !game || seat === null || !game.to_act.includes(seat) || !legal) return;
       const action = this.act(game, legal);
       try {
-        await client.act(tableId, action, table.version, `bot-${tableId}-${seat}-${table.version}`);
+        await client.submitAction(tableId, action, table.version, `bot-${tableId}-${seat}-${table.version}`);
         return;
       } catch (error) {
         if (error instanceof HeartsError && error.status === 409) continue; // moved on: decide again
