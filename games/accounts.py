@@ -201,19 +201,34 @@ def stream_ticket(principal: Principal, stream: str) -> tuple[str, dt.datetime]:
     return ticket, expires
 
 
-def principal_from_ticket(ticket: str, stream: str) -> Principal:
-    """The principal a stream ticket was issued to, exactly as its key or token would authenticate
-    (so the stream is redacted for them): `ticket_expired` once TICKET_SECONDS have passed,
-    `ticket_invalid` for a forged or altered ticket, one for another stream, or one whose key or
-    token has been revoked since."""
+def ticket_stream(ticket: str) -> str:
+    """The stream a valid, unexpired ticket opens (`table:<id>` or `me`); `ticket_expired` or
+    `ticket_invalid` as principal_from_ticket. A WebSocket opened with a ticket may subscribe to
+    that stream only."""
+    data = _ticket_data(ticket)
+    stream = data.get("s")
+    if not isinstance(stream, str):
+        raise ServiceError("ticket_invalid", "not a stream ticket", kind="auth")
+    return stream
+
+
+def _ticket_data(ticket: str) -> Any:
     try:
-        data: Any = signing.loads(ticket, salt=_TICKET_SALT, max_age=TICKET_SECONDS)
+        return signing.loads(ticket, salt=_TICKET_SALT, max_age=TICKET_SECONDS)
     except signing.SignatureExpired:
         raise ServiceError(
             "ticket_expired", f"stream tickets last {TICKET_SECONDS} s: ask a new one", kind="auth"
         ) from None
     except signing.BadSignature:
         raise ServiceError("ticket_invalid", "not a stream ticket", kind="auth") from None
+
+
+def principal_from_ticket(ticket: str, stream: str) -> Principal:
+    """The principal a stream ticket was issued to, exactly as its key or token would authenticate
+    (so the stream is redacted for them): `ticket_expired` once TICKET_SECONDS have passed,
+    `ticket_invalid` for a forged or altered ticket, one for another stream, or one whose key or
+    token has been revoked since."""
+    data = _ticket_data(ticket)
     if (
         not isinstance(data, dict)
         or not isinstance(data.get("c"), str)

@@ -96,6 +96,9 @@ class Code(StrEnum):
     invalid_last_event_id = "invalid_last_event_id"
     ticket_invalid = "ticket_invalid"
     ticket_expired = "ticket_expired"
+    # -- GraphQL over WebSocket --
+    too_many_sockets = "too_many_sockets"
+    too_many_subscriptions = "too_many_subscriptions"
     # -- requests (every adapter) --
     not_authenticated = "not_authenticated"
     authentication_failed = "authentication_failed"

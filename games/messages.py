@@ -104,6 +104,12 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "invalid_last_event_id": (_("not an event id of this stream"),),
     "ticket_invalid": (_("this stream ticket cannot open this stream"),),
     "ticket_expired": (_("this stream ticket has expired: ask for a new one"),),
+    # -- GraphQL over WebSocket --
+    "too_many_sockets": (_("too many open sockets: at most %(limit)s"), _("too many open sockets")),
+    "too_many_subscriptions": (
+        _("too many open subscriptions: at most %(limit)s"),
+        _("too many open subscriptions"),
+    ),
     # -- requests --
     "not_authenticated": (_("send Authorization: Bearer with a key or token"),),
     "authentication_failed": (_("unknown or revoked key or token"),),

@@ -371,15 +371,19 @@ def visible_events(moves: Iterable[Move], seat: int | None) -> Iterator[tuple[in
                 yield m.seq, index, {"seq": m.seq, "hand": hand, "type": kind, **data}
 
 
-def events_for(moves: list[Move], seat: int | None) -> list[dict[str, Any]]:
+def events_for(moves: list[Move], seat: int | None, ids: bool = False) -> list[dict[str, Any]]:
     """The events of these moves that `seat` may see, each with the sequence number of the move
-    that caused it and the hand it belongs to."""
+    that caused it and the hand it belongs to (and with `ids`, its stream event id `<seq>:<n>`)."""
+    if ids:
+        return [{"id": f"{seq}:{index}", **event} for seq, index, event in visible_events(moves, seat)]
     return [event for _, _, event in visible_events(moves, seat)]
 
 
-def events_after(table: Table, principal: Principal, after: int, limit: int = PAGE) -> dict[str, Any]:
+def events_after(
+    table: Table, principal: Principal, after: int, limit: int = PAGE, ids: bool = False
+) -> dict[str, Any]:
     """The caller's events of the (at most `limit`) moves after sequence `after`; poll again with
-    after = `version`."""
+    after = `version`. With `ids`, each event has its stream event id (GraphQL's `id`)."""
     upto = shown_version(table, principal)  # a delayed spectator's cut
     _check_after(table, after, upto)
     # Up to the version read with the table: a move committed since comes in the next poll (else
@@ -388,7 +392,7 @@ def events_after(table: Table, principal: Principal, after: int, limit: int = PA
     moves = list(rows.only("seq", "events")[:limit])
     more = len(moves) == limit and moves[-1].seq < upto
     return {
-        "events": events_for(moves, seat_of(table, principal)),
+        "events": events_for(moves, seat_of(table, principal), ids),
         "version": moves[-1].seq if more else upto,
         "more": more,
     }

@@ -3,6 +3,7 @@
 import gc
 import os
 import sys
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -13,7 +14,25 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
 # loop was busy: a play's answer took 90 ms at the median under load (bench/README.md, load.py).
 sys.setswitchinterval(float(os.environ.get("GIL_SWITCH_INTERVAL", "0.0005")))
 
-application = get_asgi_application()
+django_application = get_asgi_application()
+POLICY_VIOLATION = 1008  # WebSocket close code: a WebSocket at a path that serves none
+
+from games.graphql import socket  # noqa: E402  (imports models: after get_asgi_application set Django up)
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """HTTP (and lifespan) to Django; WebSockets at /graphql/ to GraphQL over WebSocket
+    (games/graphql/socket.py); any other WebSocket path is refused (403 at the handshake)."""
+    if scope["type"] == "websocket":
+        if scope.get("path", "").rstrip("/") == "/graphql":
+            await socket.application(scope, receive, send)
+        else:
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": POLICY_VIOLATION})
+        return
+    await django_application(scope, receive, send)
+
+
 # The cycle collector, tuned for a process holding thousands of open streams: with Python's default
 # thresholds it ran a full collection over all their objects every few seconds, and one event
 # delivery in a hundred waited 0.2 to 0.6 s for it (bench/streams.py: commit-to-client p99 350 ms

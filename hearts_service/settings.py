@@ -162,6 +162,17 @@ else:
 # Event streams wake on Redis pub/sub and poll the database as a safety net (only poll without Redis).
 STREAM_POLL_SECONDS = float(os.environ.get("STREAM_POLL_SECONDS", "5" if REDIS_URL else "0.5"))
 STREAM_KEEPALIVE_SECONDS = float(os.environ.get("STREAM_KEEPALIVE_SECONDS", "15"))
+# GraphQL over WebSocket (games/graphql/socket.py, docs/graphql.md#subscriptions): the largest
+# message, the connection_init deadline, liveness, and the caps on open sockets and subscriptions.
+GRAPHQL_WS_MAX_MESSAGE = int(os.environ.get("GRAPHQL_WS_MAX_MESSAGE", str(64 * 1024)))
+GRAPHQL_WS_INIT_SECONDS = float(os.environ.get("GRAPHQL_WS_INIT_SECONDS", "10"))
+GRAPHQL_WS_PING_SECONDS = float(os.environ.get("GRAPHQL_WS_PING_SECONDS", "10"))
+GRAPHQL_WS_PONG_SECONDS = float(os.environ.get("GRAPHQL_WS_PONG_SECONDS", "10"))
+GRAPHQL_WS_SOCKETS_PER_TOKEN = int(os.environ.get("GRAPHQL_WS_SOCKETS_PER_TOKEN", "10"))
+GRAPHQL_WS_SOCKETS_PER_APP = int(os.environ.get("GRAPHQL_WS_SOCKETS_PER_APP", "10000"))
+GRAPHQL_WS_SOCKETS_PER_ADDRESS = int(os.environ.get("GRAPHQL_WS_SOCKETS_PER_ADDRESS", "20"))
+GRAPHQL_WS_SUBSCRIPTIONS_PER_TOKEN = int(os.environ.get("GRAPHQL_WS_SUBSCRIPTIONS_PER_TOKEN", "100"))
+GRAPHQL_WS_SUBSCRIPTIONS_PER_APP = int(os.environ.get("GRAPHQL_WS_SUBSCRIPTIONS_PER_APP", "50000"))
 
 # Rate limits (games/infra/ratelimit.py), counted in Redis: per token or key, per app, and per client
 # address for unauthenticated calls (guest creation). A seated player's own-turn action is exempt.

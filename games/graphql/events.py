@@ -244,6 +244,19 @@ EventType = graphene.Enum(
 )
 
 
+class StreamEvent(graphene.Interface):
+    """One message of a subscription (`tableEvents`, `myEvents`): a logged event, the table's
+    state, `your_turn` or a player's tables. Resume after a dropped socket with `after: <id>` of the
+    last message received: nothing is missed, nothing repeated. The ids are the streams' event ids
+    (docs/streams.md); select a type's fields with `... on CardPlayedEvent { seat card }`."""
+
+    id = graphene.String(required=True, description="The position after this message: resume with after: id")
+
+    @classmethod
+    def resolve_type(cls, instance: dict[str, Any], info: Any) -> type[graphene.ObjectType]:
+        return STREAM_TYPES[instance["type"]]
+
+
 class Event(graphene.Interface):
     """One event of the move log as you may see it; select the fields of a type with
     `... on CardPlayedEvent { seat card }`."""
@@ -263,15 +276,22 @@ def _type_name(kind: str) -> str:
 
 
 def _event_type(kind: str, description: str, fields: dict[str, Any]) -> type[graphene.ObjectType]:
-    meta = type("Meta", (), {"interfaces": (Event,), "description": description})
+    meta = type("Meta", (), {"interfaces": (Event, StreamEvent), "description": description})
+    table = graphene.Int(required=True, description="The table it happened at")
     return type(
-        _type_name(kind), (graphene.ObjectType,), {"Meta": meta, **{n: f() for n, f in fields.items()}}
+        _type_name(kind),
+        (graphene.ObjectType,),
+        {"Meta": meta, "table": table, **{n: f() for n, f in fields.items()}},
     )
 
 
 EVENT_TYPES: dict[str, type[graphene.ObjectType]] = {
     kind: _event_type(kind, description, fields) for kind, (description, fields) in EVENTS.items()
 }
+
+
+# The subscriptions' own messages (games/graphql/subscriptions.py) join these: type -> object type.
+STREAM_TYPES: dict[str, type[graphene.ObjectType]] = dict(EVENT_TYPES)
 
 
 class EventsPage(graphene.ObjectType):

@@ -15,12 +15,13 @@ from games.accounts import Principal
 from games.errors import ServiceError
 from games.graphql.bots import BotMutations, BotQueries
 from games.graphql.enums import ViewerKind, Visibility
-from games.graphql.events import EVENT_TYPES
+from games.graphql.events import STREAM_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
 from games.graphql.ratings import RatingsQuery
+from games.graphql.subscriptions import Subscription
 from games.graphql.tickets import TicketMutations
 from games.graphql.tournaments import TournamentMutation, TournamentQuery
 from games.graphql.types import Error, Table, TableRef, error_of
@@ -803,4 +804,6 @@ class Mutation(TournamentMutation, BotMutations, WebhookMutations, TicketMutatio
 
 
 # The event types are reached through the Event interface only: named here so the schema has them.
-schema = graphene.Schema(query=Query, mutation=Mutation, types=list(EVENT_TYPES.values()))
+schema = graphene.Schema(
+    query=Query, mutation=Mutation, subscription=Subscription, types=list(STREAM_TYPES.values())
+)

@@ -312,8 +312,9 @@ class Table(graphene.ObjectType):
         return reads.moves_after(ref.table(), ref.principal, _after(after), _first(first))["moves"]
 
     def resolve_events(ref: TableRef, info: Any, after: int, first: int) -> Any:
-        page = reads.events_after(ref.table(), ref.principal, _after(after), _first(first))
-        return EventsPage(events=page["events"], version=page["version"], more=page["more"])
+        page = reads.events_after(ref.table(), ref.principal, _after(after), _first(first), ids=True)
+        events = [{**event, "table": ref.id} for event in page["events"]]
+        return EventsPage(events=events, version=page["version"], more=page["more"])
 
     def resolve_hands(ref: TableRef, info: Any) -> Any:
         return reads.hands(ref.table(), ref.principal)

@@ -26,9 +26,11 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from graphene_django.views import GraphQLView
 from graphql import (
+    DocumentNode,
     ExecutionResult,
     GraphQLError,
     GraphQLSchema,
+    OperationDefinitionNode,
     OperationType,
     default_field_resolver,
     execute,
@@ -50,7 +52,7 @@ from hearts_service import jsonbody, outages
 log = logging.getLogger(__name__)
 
 MAX_DEPTH = 12
-MAX_COST = 10_000
+MAX_COST = 12_000  # a page of 100 moves with every field of every event type (id and table included) fits
 MAX_ERRORS = 20  # validation errors answered at most
 _ACTIONS = frozenset({"passCards", "playCard", "chooseMoon", "submitAction"})
 
@@ -204,9 +206,12 @@ class HeartsGraphQLView(GraphQLView):
             raise Refused(400, "invalid_request", "operationName must be a string")
         return query, variables, name
 
-    def _run(
-        self, request: HttpRequest, query: str, variables: dict[str, Any] | None, operation_name: str | None
-    ) -> tuple[dict[str, Any], int, dict[str, str]]:
+    def prepare(
+        self, query: str, variables: dict[str, Any] | None, operation_name: str | None
+    ) -> tuple[DocumentNode, OperationDefinitionNode] | dict[str, Any]:
+        """The parsed operation, checked against the schema, the limits (depth, cost, aliases) and
+        its variables: the same checks over HTTP and over the WebSocket (games/graphql/socket.py).
+        Refused, or the body of a 400 listing the errors."""
         schema = self.schema.graphql_schema
         limit_root_fields(schema)  # once per schema: a no-op after the first request
         try:
@@ -217,17 +222,41 @@ class HeartsGraphQLView(GraphQLView):
         except RecursionError as exc:
             raise Refused(400, "query_too_deep", f"the query is nested deeper than {MAX_DEPTH}") from exc
         if errors:
-            return {"errors": [self.format_error(e) for e in errors]}, 400, {}
+            return {"errors": [self.format_error(e) for e in errors]}
         operation = get_operation_ast(document, operation_name)
         if operation is None:
             raise Refused(400, "invalid_query", "no such operation: name one with operationName")
-        if request.method == "GET" and operation.operation != OperationType.QUERY:
-            raise Refused(405, "method_not_allowed", "send mutations with POST", {"Allow": "POST"})
         coerced = get_variable_values(
             schema, operation.variable_definitions or (), variables or {}, max_errors=MAX_ERRORS
         )
         if isinstance(coerced, list):
-            return {"errors": [_coded(e.message, "invalid_variables") for e in coerced]}, 400, {}
+            return {"errors": [_coded(e.message, "invalid_variables") for e in coerced]}
+        return document, operation
+
+    def _run(
+        self, request: HttpRequest, query: str, variables: dict[str, Any] | None, operation_name: str | None
+    ) -> tuple[dict[str, Any], int, dict[str, str]]:
+        prepared = self.prepare(query, variables, operation_name)
+        if isinstance(prepared, dict):
+            return prepared, 400, {}
+        document, operation = prepared
+        if operation.operation == OperationType.SUBSCRIPTION:
+            msg = "subscriptions run over a WebSocket at /graphql/ (graphql-transport-ws or graphql-ws)"
+            raise Refused(405, "method_not_allowed", msg, {"Allow": "GET, POST"})
+        if request.method == "GET" and operation.operation != OperationType.QUERY:
+            raise Refused(405, "method_not_allowed", "send mutations with POST", {"Allow": "POST"})
+        return self.run_prepared(request, document, variables, operation_name)
+
+    def run_prepared(
+        self,
+        request: Any,
+        document: DocumentNode,
+        variables: dict[str, Any] | None,
+        operation_name: str | None,
+    ) -> tuple[dict[str, Any], int, dict[str, str]]:
+        """Execute a prepared query or mutation as `request`'s caller (an HTTP request, or one
+        operation of a WebSocket): its answer body, HTTP status and headers."""
+        schema = self.schema.graphql_schema
         result = execute(
             schema,
             document,

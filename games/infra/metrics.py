@@ -89,6 +89,17 @@ STREAM_READS = Counter(
     ["kind"],
 )
 
+SOCKETS = Counter(
+    "hearts_graphql_sockets",  # exposed as hearts_graphql_sockets_total
+    "GraphQL WebSockets by protocol and event (opened, closed): open now = opened - closed",
+    ["protocol", "event"],
+)
+SUBSCRIPTIONS = Counter(
+    "hearts_graphql_subscriptions",  # exposed as hearts_graphql_subscriptions_total
+    "GraphQL subscriptions by event (opened, closed): open now = opened - closed",
+    ["event"],
+)
+
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
@@ -131,6 +142,22 @@ def bot_decision(level: str) -> Iterator[None]:
 def stream_read(kind: str) -> None:
     """An event stream read the database (kind: shared, poll or viewer)."""
     STREAM_READS.labels(kind).inc()
+
+
+def socket_opened(protocol: str) -> None:
+    SOCKETS.labels(protocol, "opened").inc()
+
+
+def socket_closed(protocol: str) -> None:
+    SOCKETS.labels(protocol, "closed").inc()
+
+
+def subscription_opened() -> None:
+    SUBSCRIPTIONS.labels("opened").inc()
+
+
+def subscription_closed() -> None:
+    SUBSCRIPTIONS.labels("closed").inc()
 
 
 def task_queued_for(task: str, seconds: float) -> None:

@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 from games.accounts import app_create
-from games.api.streams import Position, format_player_position, parse_player_position
 from games.errors import ServiceError
+from games.live.events import Position, format_player_position, parse_player_position
 
 pytestmark = [
     pytest.mark.needs_postgres,
@@ -82,7 +82,8 @@ class Visibility:
             game = event["state"]["game"]
             if game:
                 self.hand = game["hand_number"]
-                self.seen = set(CARD.findall(json.dumps([game["hand"], game["received"], game["tricks"]])))
+                shown = [game["hand"], game["received"], game["tricks"], game.get("trick")]
+                self.seen = set(CARD.findall(json.dumps(shown)))
         elif kind not in PUBLIC_AFTER:
             assert cards <= self.seen, f"{kind} shows {cards - self.seen} to seat {self.seat}"
 
