@@ -137,12 +137,20 @@ class Socket:
             self.closing = True
             for timer in timers:
                 timer.cancel()
-            for op in list(self.ops.values()):
-                op.task.cancel()
-            await asyncio.gather(*(op.task for op in list(self.ops.values())), return_exceptions=True)
-            if self.held:
-                await _db(sockets.release, self.held, self.entry)
+            tasks = [op.task for op in self.ops.values()]
+            await self.release()
+            await asyncio.gather(*tasks, return_exceptions=True)
             metrics.socket_closed(self.protocol or "none")
+
+    async def release(self) -> None:
+        """Let go of everything the socket holds, at once: its operations (their subscriptions leave
+        the hub) and its place under the caps. Idempotent; called as soon as the socket closes, not
+        when a peer that may be gone answers the close."""
+        for op in list(self.ops.values()):
+            op.task.cancel()
+        held, self.held = self.held, []
+        if held:
+            await _db(sockets.release, held, self.entry)
 
     async def send(self, message: dict[str, Any]) -> None:
         if self.closing:
@@ -157,8 +165,7 @@ class Socket:
         if self.closing:
             return
         self.closing = True
-        for op in self.ops.values():  # released now, not when the peer (maybe gone) answers the close
-            op.task.cancel()
+        await self.release()
         reason = f"{error}: {detail}".encode()[:123].decode(errors="ignore")
         metrics.refused(error, "graphql-ws")
         with contextlib.suppress(Exception):
@@ -306,7 +313,8 @@ class Socket:
         try:
             await _db(self._authenticate, payload if isinstance(payload, dict) else {})
         except ServiceError as exc:
-            await self.refuse(FORBIDDEN, exc.code, exc.detail)
+            code = TOO_MANY if exc.code == "too_many_sockets" else FORBIDDEN
+            await self.refuse(code, exc.code, exc.detail, **exc.details)
             return False
         except ratelimit.RateLimited as exc:
             await self.refuse(TOO_MANY, "rate_limited", exc.body()["detail"])
@@ -333,9 +341,11 @@ class Socket:
                 raise _cap("too_many_sockets", full)
             self.held = scopes
 
-    async def refuse(self, code: int, error: str, detail: str) -> None:
+    async def refuse(self, code: int, error: str, detail: str, **details: Any) -> None:
         if self.protocol == LEGACY_WS:
-            await self.send({"type": "connection_error", "payload": _coded(error, detail)})
+            payload = _coded(error, detail)
+            payload["extensions"].update(details)
+            await self.send({"type": "connection_error", "payload": payload})
             code = LEGACY_CONNECTION_ERROR if code != TOO_MANY else code
         await self.close(code, error, detail)
 
@@ -346,9 +356,6 @@ class Socket:
 
     def _sub_scopes(self) -> list[sockets.Scope]:
         return _scopes("subscriptions", self.principal) if self.principal is not None else []
-
-    def socket_scopes(self) -> list[sockets.Scope]:
-        return self.held
 
     async def start(self, op_id: str, payload: dict[str, Any]) -> None:
         query, variables, name = payload.get("query"), payload.get("variables"), payload.get("operationName")
@@ -453,9 +460,9 @@ class Socket:
             scopes, entry = self._sub_scopes(), f"{self.entry}:{op_id}"
             full = await _db(sockets.acquire, scopes, entry)
             if full is not None:
-                error = view.format_error(
-                    GraphQLError("", original_error=_cap("too_many_subscriptions", full))
-                )
+                refusal = _cap("too_many_subscriptions", full)
+                error = view.format_error(GraphQLError("", original_error=refusal))
+                error["extensions"].update(refusal.details)  # limit and scope, as the socket cap's
                 await self.next(op_id, {"data": None, "errors": [error]})
                 return
             self.ops[op_id].entry = entry
