@@ -294,7 +294,7 @@ class Socket:
                 await self.send({"type": "error", "id": op_id, "payload": error})
                 return
             if op_id in self.ops:  # the protocol's rule: a start with a running id replaces it
-                await self.stop(op_id, tell=False)
+                await self.stop(op_id)
             await self.start(op_id, message["payload"])
         elif kind == "stop":
             if isinstance(op_id, str):
@@ -332,9 +332,17 @@ class Socket:
             self.ticket_stream = accounts.ticket_stream(ticket)
             self.principal = accounts.principal_from_ticket(ticket, self.ticket_stream)
         elif header:
-            self.principal = accounts.principal_from_header(header)
-            self.bearer = accounts.bearer_secret(header)
-        if not self.held:
+            principal = accounts.principal_from_header(header)
+            assert principal is not None
+            if self.principal is not None and principal.credential != self.principal.credential:
+                msg = "the handshake's Authorization names another key or token"
+                raise ServiceError("authentication_failed", msg, kind="auth")
+            self.principal, self.bearer = principal, accounts.bearer_secret(header)
+        if not self.held:  # opening a socket counts as one request, as opening a stream does
+            if self.principal is not None:
+                ratelimit.check_principal(self.principal)
+            else:
+                ratelimit.check_address(self.meta.get("REMOTE_ADDR", ""))
             scopes = _scopes("sockets", self.principal, self.meta.get("REMOTE_ADDR", ""))
             full = sockets.acquire(scopes, self.entry)
             if full is not None:
@@ -378,9 +386,11 @@ class Socket:
             del self.ops[op_id]
             if op.entry is not None:
                 scopes, entry = self._sub_scopes(), op.entry
-                asyncio.get_running_loop().create_task(_db(sockets.release, scopes, entry))
+                released = asyncio.get_running_loop().create_task(_db(sockets.release, scopes, entry))
+                _background.add(released)  # held until done: the loop keeps only weak references
+                released.add_done_callback(_background.discard)
 
-    async def stop(self, op_id: str, tell: bool = False) -> None:
+    async def stop(self, op_id: str) -> None:
         op = self.ops.get(op_id)
         if op is not None:
             op.task.cancel()
@@ -635,6 +645,7 @@ async def _db(fn: Any, *args: Any) -> Any:
 
 
 _views: list[HeartsGraphQLView] = []
+_background: set[asyncio.Task[Any]] = set()
 
 
 def _view() -> HeartsGraphQLView:
