@@ -95,11 +95,14 @@ SLOW_FILES = frozenset(
         "test_bot_client.py",
         "test_build.py",  # plays tournaments in subprocesses, with the installed build and the source
         "test_deploy.py",
+        "test_docs_subscriptions.py",  # the examples of docs/graphql.md on make run's server
         "test_embedded.py",
         "test_fuzz.py",
         "test_load.py",
+        "test_proxy.py",  # three web processes behind nginx, one killed mid-hand
         "test_schema_fuzz.py",  # schemathesis: generated requests to every operation
         "test_streams.py",
+        "test_subscription_clients.py",  # Node's graphql-ws and Apollo clients, Chromium: whole bot games
         "test_web_client.py",
         "test_workers.py",
     }

@@ -1,9 +1,11 @@
 """The deploy artefacts (deploy/) checked by real validators and for the promises they make: Kubernetes
 manifests against the Kubernetes JSON schemas (kubernetes-validate), the compose file by Debian's
 docker-compose and against the compose-spec schema (check-jsonschema), the Dockerfile read by Docker's
-own parser (the dockerfile package), production settings by Django's `check --deploy`, and the
-Dockerfile, compose file and manifests for non-root, probes, one beat, migrations as their own step and
-uvicorn with several workers. Under CI=true a missing tool fails."""
+own parser (the dockerfile package), the proxy's configuration by Debian's `nginx -t`, production
+settings by Django's `check --deploy`, and the Dockerfile, compose file and manifests for non-root,
+probes, one beat, migrations as their own step, uvicorn with several workers, and several web
+replicas behind a proxy that passes WebSockets and SSE with no stickiness (tests/games/test_proxy.py
+runs that proxy). Under CI=true a missing tool fails."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 COMPOSE = DEPLOY / "compose.yaml"
 DOCKERFILE = DEPLOY / "Dockerfile"
+NGINX_CONF = DEPLOY / "nginx.conf"
 MANIFESTS = sorted(p for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml")
 # The oldest Kubernetes still commonly run, and the newest the validator knows.
 K8S_VERSIONS = ["1.29.0", None]
@@ -42,6 +45,32 @@ def tool(name: str) -> str:
     if found is None:
         skip_or_fail(f"{name} is not installed (pip install '.[test]'; .ci/run installs system tools)")
     return str(found)
+
+
+def nginx_binary() -> str:
+    """Debian's nginx (`nginx-light` or `nginx`, which .ci/run installs); /usr/sbin may be off PATH."""
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if found is None:
+        skip_or_fail("nginx is not installed (apt-get install nginx-light; .ci/run installs it)")
+    return str(found)
+
+
+def nginx_config(prefix: Path, *, listen: str, servers: list[str]) -> Path:
+    """deploy/nginx.conf with the same directives, made runnable outside compose: the upstream's
+    `server web:8000 ...` line becomes one line per address in `servers` (same parameters, but
+    `resolve`, which only names re-resolve and Debian's nginx 1.22 lacks), `listen 8080` becomes
+    `listen`, and every path under /tmp moves under `prefix` (written there as nginx.conf)."""
+    text = NGINX_CONF.read_text()
+    [(indent, params)] = re.findall(r"^( *)server web:8000 ([^;]*);$", text, flags=re.MULTILINE)
+    kept = " ".join(p for p in params.split() if p != "resolve")
+    lines = "\n".join(f"{indent}server {address} {kept};" for address in servers)
+    text = re.sub(r"^( *)server web:8000 [^;]*;$", lambda _: lines, text, flags=re.MULTILINE)
+    text, listens = re.subn(r"^( *)listen 8080;$", rf"\1listen {listen};", text, flags=re.MULTILINE)
+    assert listens == 1
+    text = text.replace("/tmp/", f"{prefix}/")
+    path = prefix / "nginx.conf"
+    path.write_text(text)
+    return path
 
 
 def run(
@@ -93,7 +122,8 @@ def test_kubernetes_validate_rejects_a_broken_manifest(tmp_path: Path) -> None:
     typo = tmp_path / "typo.yaml"
     typo.write_text(text.replace("readinessProbe:", "readynessProbe:", 1))
     wrong_type = tmp_path / "wrong-type.yaml"
-    wrong_type.write_text(text.replace("replicas: 2", "replicas: two", 1))
+    wrong_type.write_text(re.sub(r"replicas: \d+", "replicas: two", text, count=1))
+    assert wrong_type.read_text() != text
     for broken in (typo, wrong_type):
         result = run(validator, "--strict", str(broken))
         assert result.returncode != 0, (broken.name, result.stdout)
@@ -114,6 +144,7 @@ def compose_copy(tmp_path: Path, **overrides: str) -> Path:
     """deploy/ copied with a .env made from .env.example (required values filled in or overridden)."""
     (tmp_path / "deploy").mkdir()
     shutil.copy(COMPOSE, tmp_path / "deploy" / "compose.yaml")
+    shutil.copy(NGINX_CONF, tmp_path / "deploy" / "nginx.conf")
     values = {"SECRET_KEY": secrets.token_urlsafe(64), "POSTGRES_PASSWORD": "pw-" + secrets.token_hex(8)}
     values.update(overrides)
     lines = []
@@ -136,6 +167,10 @@ def test_compose_file_passes_docker_compose_config(tmp_path: Path) -> None:
     assert web_env["REDIS_URL"] == "redis://redis:6379/0"
     assert web_env["DEBUG"] == "false"
     assert web_env["HEARTS_ENV"] == "production"
+    assert resolved["services"]["web"]["deploy"]["replicas"] >= 3
+    [mount] = resolved["services"]["proxy"]["volumes"]
+    source = mount["source"] if isinstance(mount, dict) else mount.split(":")[0]
+    assert Path(source) == tmp_path / "deploy" / "nginx.conf"  # relative to the compose file
 
 
 def test_compose_refuses_to_start_without_the_database_password(tmp_path: Path) -> None:
@@ -229,7 +264,7 @@ def compose_services() -> dict[str, Any]:
 def test_compose_services_migrate_once_then_run_web_worker_and_one_beat() -> None:
     services = compose_services()
     lanes = [f"worker-{lane}" for lane in jobs.LANES]
-    assert set(services) == {"postgres", "redis", "migrate", "web", *lanes, "beat"}
+    assert set(services) == {"postgres", "redis", "migrate", "web", "proxy", *lanes, "beat"}
     assert "pg_isready" in str(services["postgres"]["healthcheck"]["test"])
     assert any("/var/lib/postgresql/data" in volume for volume in services["postgres"]["volumes"])
     assert "ping" in str(services["redis"]["healthcheck"]["test"])
@@ -243,7 +278,8 @@ def test_compose_services_migrate_once_then_run_web_worker_and_one_beat() -> Non
         assert "migrate" not in command_text(service)
         assert service["restart"] == "unless-stopped"
     assert "command" not in services["web"]  # the image's own: uvicorn with workers (tests/test_image.py)
-    assert "8000" in str(services["web"]["ports"]) and "/healthz" in str(services["web"]["healthcheck"])
+    assert services["web"]["expose"] == ["8000"] and "/healthz" in str(services["web"]["healthcheck"])
+    assert "ports" not in services["web"]  # several replicas: only the proxy publishes a port
     for lane in jobs.LANES:  # one worker service per lane, each taking only its own queue
         worker = services[f"worker-{lane}"]
         assert 'worker -Q "$$WORKER_QUEUES"' in command_text(worker)
@@ -356,6 +392,112 @@ def test_k8s_secret_holds_only_placeholders() -> None:
     assert "data" not in secret
     for key, value in secret["stringData"].items():
         assert value == "" or "CHANGE-ME" in value or value == "redis://redis:6379/0", key
+
+
+# -- the proxy: several web replicas, no stickiness, WebSockets and SSE passed ---------------------
+
+
+def test_nginx_config_passes_nginx_t(tmp_path: Path) -> None:
+    """Debian's nginx parses deploy/nginx.conf (its upstream pointed at addresses, since `web` is
+    compose's name): every directive exists and is in its place."""
+    nginx = nginx_binary()
+    servers = ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]
+    conf = nginx_config(tmp_path, listen="127.0.0.1:18080", servers=servers)
+    result = run(nginx, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", "stderr")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "test is successful" in result.stderr
+
+
+def test_nginx_t_is_real(tmp_path: Path) -> None:
+    """nginx -t refuses a misspelt directive: the check above is not passing vacuously."""
+    nginx = nginx_binary()
+    conf = nginx_config(tmp_path, listen="127.0.0.1:18080", servers=["127.0.0.1:1"])
+    conf.write_text(conf.read_text().replace("proxy_buffering off;", "proxy_bufering off;"))
+    result = run(nginx, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", "stderr")
+    assert result.returncode != 0 and "proxy_bufering" in result.stderr
+
+
+def nginx_directives(text: str) -> list[str]:
+    return [line.split("#")[0].strip() for line in text.splitlines() if line.split("#")[0].strip()]
+
+
+def seconds(value: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(value[:-1]) * units[value[-1]] if value[-1] in units else int(value)
+
+
+def test_nginx_config_balances_every_replica_and_passes_websockets_and_streams() -> None:
+    directives = nginx_directives(NGINX_CONF.read_text())
+    # Round-robin: no directive that pins a client to one replica.
+    for pinning in ("ip_hash", "hash ", "sticky", "least_conn", "random"):
+        assert not any(d.startswith(pinning) for d in directives), pinning
+    servers = [d for d in directives if d.startswith("server web:")]
+    assert servers == ["server web:8000 resolve max_fails=1 fail_timeout=5s;"]  # every replica, re-resolved
+    assert "resolver 127.0.0.11 valid=10s ipv6=off;" in directives  # Docker's DNS
+    assert "zone hearts_web 64k;" in directives  # one rotation for all nginx workers
+    assert "proxy_pass http://hearts_web;" in directives
+    assert "listen 8080;" in directives
+    for needed in (
+        "proxy_http_version 1.1;",
+        "proxy_set_header Upgrade $http_upgrade;",
+        "proxy_set_header Connection $connection_upgrade;",
+        "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
+        "proxy_set_header X-Forwarded-Proto $forwarded_proto;",
+        "proxy_set_header Host $http_host;",
+        "proxy_buffering off;",
+        "proxy_next_upstream error timeout;",
+    ):
+        assert needed in directives, needed
+    # Longer than any quiet spell of a live stream (keep-alives every 15 s) or socket (pings every 10 s).
+    for name in ("proxy_read_timeout", "proxy_send_timeout"):
+        [value] = [d.split()[1].rstrip(";") for d in directives if d.startswith(name + " ")]
+        assert seconds(value) >= 3600, name
+    # Every path it writes is under /tmp (compose runs it read-only, non-root, with a tmpfs there).
+    for d in directives:
+        if d.startswith(("pid ", "client_body_temp_path", "proxy_temp_path", "fastcgi_temp_path")):
+            assert d.split()[1].startswith("/tmp/"), d
+
+
+def test_compose_runs_several_web_replicas_behind_the_proxy() -> None:
+    services = compose_services()
+    web, proxy = services["web"], services["proxy"]
+    assert web["deploy"]["replicas"] >= 3
+    assert proxy["image"].startswith("nginx:")  # the official image
+    assert proxy["volumes"] == ["./nginx.conf:/etc/nginx/nginx.conf:ro"]
+    assert proxy["ports"] == ["${WEB_PORT:-8000}:8080"]  # nginx.conf's `listen 8080`
+    assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
+    assert proxy["read_only"] is True and proxy["cap_drop"] == ["ALL"] and proxy["tmpfs"] == ["/tmp"]
+    assert proxy["user"].split(":")[0] not in ("0", "root")
+    assert "deploy" not in proxy or proxy["deploy"].get("replicas", 1) == 1
+
+
+def test_k8s_runs_several_web_pods_behind_an_ingress_without_affinity() -> None:
+    web = k8s("Deployment", "hearts-web")
+    assert web["spec"]["replicas"] >= 3
+    [scaler] = [
+        d
+        for d in k8s_documents()
+        if d["kind"] == "HorizontalPodAutoscaler" and d["spec"]["scaleTargetRef"]["name"] == "hearts-web"
+    ]
+    assert scaler["spec"]["minReplicas"] >= web["spec"]["replicas"]
+    service = k8s("Service", "hearts-web")
+    assert service["spec"].get("sessionAffinity", "None") == "None"
+    ingress = k8s("Ingress", "hearts-web")
+    annotations = ingress["metadata"]["annotations"]
+    prefix = "nginx.ingress.kubernetes.io/"
+    for pinning in ("affinity", "affinity-mode", "session-cookie-name", "upstream-hash-by"):
+        assert prefix + pinning not in annotations, pinning
+    assert annotations[prefix + "load-balance"] == "round_robin"
+    assert annotations[prefix + "proxy-buffering"] == "off"  # event streams
+    assert annotations[prefix + "proxy-http-version"] == "1.1"
+    for name in ("proxy-read-timeout", "proxy-send-timeout"):  # long-lived streams and sockets
+        assert int(annotations[prefix + name]) >= 3600
+    [rule] = ingress["spec"]["rules"]
+    [path] = rule["http"]["paths"]
+    assert path["path"] == "/"
+    assert path["backend"]["service"] == {"name": "hearts-web", "port": {"name": "http"}}
+    assert rule["host"] in k8s("ConfigMap", "hearts-config")["data"]["ALLOWED_HOSTS"].split(",")
+    assert [rule["host"]] == ingress["spec"]["tls"][0]["hosts"]
 
 
 # -- production settings -----------------------------------------------------------------------

@@ -313,8 +313,8 @@ def test_hostile_rest_requests_are_refused_with_a_documented_code(live: Live) ->
     hostile()
 
 
-def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
-    table = live.table
+def _hostile_documents(table: int) -> tuple[list[str], list[Any]]:
+    """Hostile GraphQL documents and variables, sent over HTTP and over the WebSocket alike."""
     documents = [
         "{ me { kind } }",
         "{ " + "a: " * 0 + "me { kind } " * 1 + "}",
@@ -356,6 +356,11 @@ def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
         "not an object",
         [1, 2],
     ]
+    return documents, variables
+
+
+def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
+    documents, variables = _hostile_documents(live.table)
     bodies = st.one_of(
         st.builds(
             lambda q, v, name: {"query": q, "variables": v, "operationName": name},
@@ -397,6 +402,89 @@ def test_hostile_graphql_requests_are_refused_with_a_code(live: Live) -> None:
         check_graphql(response.status_code, response.content)
 
     hostile()
+
+
+SOCKET_CLOSE_CODES = {1000, 1001, 1009, 1011, 4400, 4401, 4403, 4406, 4408, 4409, 4429}
+SOCKET_TYPES = {
+    "graphql-transport-ws": {"connection_ack", "next", "error", "complete", "ping", "pong"},
+    "graphql-ws": {"connection_ack", "connection_error", "ka", "data", "error", "complete"},
+}
+
+
+def test_hostile_socket_frames_get_the_protocols_answers_never_a_crash(live: Live) -> None:
+    """GraphQL over WebSocket (docs/graphql.md#subscriptions): malformed frames, unknown message
+    types, duplicate ids, oversized messages, operations before the ack, hostile documents: every
+    answer is a message of the protocol (its errors coded, never internal_error) or a close with one
+    of the protocol's codes, and the server keeps serving."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    documents, variables = _hostile_documents(live.table)
+    payloads = st.builds(
+        lambda q, v, name: {"query": q, "variables": v, "operationName": name},
+        st.sampled_from(documents),
+        st.sampled_from(variables),
+        st.sampled_from([None, "A", 5]),
+    )
+    ids = st.sampled_from(["1", "1", "2", "", 5, None, "x" * 300])
+    messages = st.one_of(
+        st.builds(lambda i, p: {"type": "subscribe", "id": i, "payload": p}, ids, payloads),
+        st.builds(lambda i, p: {"type": "start", "id": i, "payload": p}, ids, payloads),
+        st.builds(lambda i: {"type": "complete", "id": i}, ids),
+        st.builds(lambda i: {"type": "stop", "id": i}, ids),
+        st.sampled_from(
+            [
+                {"type": "connection_init", "payload": {"Authorization": f"Bearer {live.token}"}},
+                {"type": "connection_init", "payload": {"Authorization": "Bearer " + HUGE}},
+                {"type": "connection_init", "payload": {"ticket": "x"}},
+                {"type": "connection_init", "payload": [1]},
+                {"type": "connection_init"},
+                {"type": "ping", "payload": {"x": 1}},
+                {"type": "pong"},
+                {"type": "ka"},
+                {"type": "connection_terminate"},
+                {"type": "what"},
+                {"type": None},
+                {},
+            ]
+        ),
+    ).map(json.dumps)
+    frames = st.one_of(
+        messages,
+        st.sampled_from(["", "null", "[]", "{", _deep(3000), '"x"', "x" * 70_000, r'{"type": "\ud800"}']),
+        st.binary(max_size=64),
+    )
+    init = json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {live.token}"}})
+    url = live.base.replace("http://", "ws://") + "/graphql/"
+
+    @given(
+        protocol=st.sampled_from(list(SOCKET_TYPES)),
+        initialised=st.booleans(),
+        sent=st.lists(frames, min_size=1, max_size=6),
+    )
+    @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    def hostile(protocol: str, initialised: bool, sent: list[Any]) -> None:
+        with connect(url, subprotocols=[protocol], max_size=None, open_timeout=10) as ws:  # type: ignore[list-item]
+            try:
+                for frame in [init, *sent] if initialised else sent:
+                    ws.send(frame)
+                while True:
+                    raw = ws.recv(timeout=0.3)
+                    message = json.loads(raw)
+                    assert isinstance(message, dict) and message.get("type") in SOCKET_TYPES[protocol], raw
+                    payload = message.get("payload")
+                    errors = payload if isinstance(payload, list) else []
+                    if isinstance(payload, dict):
+                        errors = payload.get("errors") or ([payload] if "extensions" in payload else [])
+                    for error in errors:
+                        assert error["extensions"]["code"] not in ("internal_error", "server_error"), raw
+            except TimeoutError:
+                return  # nothing more to say: the socket is still open and well
+            except ConnectionClosed:
+                assert ws.close_code in SOCKET_CLOSE_CODES, (ws.close_code, ws.close_reason)
+
+    hostile()
+    assert httpx.get(f"{live.base}/healthz").status_code == 200
 
 
 def test_no_request_of_the_fuzz_was_counted_as_an_internal_error(live: Live) -> None:
