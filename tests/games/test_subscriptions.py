@@ -48,7 +48,7 @@ def _subscription(root_field: str, args: str) -> str:
             types.setdefault(name, set()).add(str(field.type))
     clash = frozenset(n for n, t in types.items() if len(t) > 1)
     game = _selection(gs.get_type("Game"), {})  # type: ignore[arg-type]
-    table = f"id version yourSeat seats {{ position player name bot }} game {{ {game} }}"
+    table = f"id version yourSeat delayed seats {{ position player name bot }} game {{ {game} }}"
     parts = []
     for kind in kinds:
         if kind.name == "TableStateEvent":
@@ -223,7 +223,9 @@ def test_whole_game_over_subscriptions_shows_every_viewer_exactly_its_stream(
     people = [player_create(app=app, name=f"p{i}") for i in range(4)]
     _, watcher = player_create(app=app, name="watcher")
     auths = [{"Authorization": f"Bearer {token}"} for _, token in people]
-    body = {"clocks": NO_CLOCKS, "options": {"target_score": 50}}
+    body: dict[str, Any] = {"clocks": NO_CLOCKS, "options": {"target_score": 50}}
+    if protocol == PROTOCOLS[0]:  # a delayed spectator too: one trick behind, by the same code path
+        body["spectator_delay"] = {"tricks": 1}
     table = httpx.post(f"{base}/api/v1/tables", json=body, headers=auths[0]).json()
     table_id = int(table["id"])
     seats = [Viewer(f"seat {i}", token, i) for i, (_, token) in enumerate(people)]
@@ -247,6 +249,8 @@ def test_whole_game_over_subscriptions_shows_every_viewer_exactly_its_stream(
         await asyncio.wait_for(asyncio.gather(*tasks), 240)
 
     asyncio.run(game())
+    if "spectator_delay" in body:
+        assert others[0].messages[0]["state"]["delayed"] is True  # the spectator is one trick behind
     for viewer in [*seats, *others]:
         first = viewer.messages[0]
         assert first["type"] == "state", viewer.name
