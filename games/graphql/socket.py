@@ -419,29 +419,19 @@ class Socket:
     ) -> None:
         view = _view()
         context = self.context()
+        ticketed = self.ticket_stream is not None
         try:
-            prepared = await _db(context.in_language, view.prepare, query, variables, name)
-        except Refused as exc:
-            await self.op_error(op_id, [_coded(exc.code, exc.message)])
-            return
-        if isinstance(prepared, dict):
-            await self.op_error(op_id, prepared["errors"])
-            return
-        document, operation = prepared
-        if self.ticket_stream is not None and operation.operation != OperationType.SUBSCRIPTION:
-            detail = (
-                "a ticket opens one stream: send a bearer token in connection_init for queries and mutations"
+            # One trip to a worker thread: checked, and for a query or mutation run, as over HTTP.
+            kind, found = await _db(
+                context.in_language, _prepare_and_run, view, context, query, variables, name, ticketed
             )
-            await self.op_error(op_id, [_coded("permission_denied", detail)])
-            return
-        try:
-            if operation.operation == OperationType.SUBSCRIPTION:
-                await self._subscription(op_id, view, context, document, variables, name)
+            if kind == "errors":
+                await self.op_error(op_id, found)
+                return
+            if kind == "subscription":
+                await self._subscription(op_id, view, context, found, variables, name)
             else:
-                body, _, _ = await _db(
-                    context.in_language, _run_once, view, context, document, variables, name
-                )
-                await self.next(op_id, body)
+                await self.next(op_id, found)
             await self.complete(op_id)
         except asyncio.CancelledError:
             raise
@@ -497,6 +487,33 @@ class Socket:
                 await source.aclose()  # type: ignore[attr-defined]
         finally:
             metrics.subscription_closed()
+
+
+def _prepare_and_run(
+    view: HeartsGraphQLView,
+    context: OperationContext,
+    query: str,
+    variables: dict[str, Any] | None,
+    name: str | None,
+    ticketed: bool,
+) -> tuple[str, Any]:
+    """An operation checked as the HTTP endpoint checks it, then run when it is a query or a
+    mutation: ("errors", [...]) refused before it runs, ("subscription", document) to subscribe,
+    or ("result", body)."""
+    try:
+        prepared = view.prepare(query, variables, name)
+    except Refused as exc:
+        return "errors", [_coded(exc.code, exc.message)]
+    if isinstance(prepared, dict):
+        return "errors", prepared["errors"]
+    document, operation = prepared
+    if operation.operation == OperationType.SUBSCRIPTION:
+        return "subscription", document
+    if ticketed:
+        detail = "a ticket opens one stream: send a bearer token in connection_init for queries and mutations"
+        return "errors", [_coded("permission_denied", detail)]
+    body, _, _ = _run_once(view, context, document, variables, name)
+    return "result", body
 
 
 def _run_once(
