@@ -3,6 +3,8 @@
 // fail). Plain ES modules, no build step, no dependencies.
 
 import { totalsChart } from "./chart.js";
+import { EVENT_TYPES } from "./event-types.js";
+import { HANDLERS } from "./events.js";
 import { LANGUAGES, language, preferredLanguage, setLanguage, t, tp } from "./i18n.js";
 
 const API = "/api/v1";
@@ -11,14 +13,6 @@ const KEY = { token: "hearts.token", name: "hearts.name", table: "hearts.table" 
 const SUIT_SIGN = { C: "♣", D: "♦", S: "♠", H: "♥" };
 const SUIT_ORDER = "CDSH"; // alternating colours
 const RANKS = "23456789TJQKA";
-// Every event type a table stream may send: EventSource hands each to its own listeners.
-const EVENT_TYPES = [
-  "state", "your_turn", "seat_taken", "seat_left", "bot_added", "game_started", "hand_started",
-  "cards_dealt", "pass_submitted", "cards_passed", "passes_complete", "cards_received", "card_played",
-  "hearts_broken", "trick_won", "trick_carried", "moon_shot", "moon_chosen", "hand_scored",
-  "hand_revealed", "game_over", "table_abandoned", "table_finished", "turn_timed_out", "seat_away",
-  "seat_back", "rematch_proposed", "rematch_accepted", "rematch_started", "match_found", "quick_play_expired",
-];
 const POLL_MS = 1000; // polling, when streams fail
 const POLL_FINISHED_MS = 2500; // a finished table's stream has ended: rematch news is polled
 
@@ -235,6 +229,8 @@ async function openStream(feed) {
     feed.failures = 0;
     onEvent(JSON.parse(message.data));
   };
+  // EventSource hands each named event only to its own listeners: one for every type the service
+  // can send (event-types.js, generated from its contract).
   for (const type of EVENT_TYPES) source.addEventListener(type, handle);
   source.onmessage = handle;
   source.onerror = () => {
@@ -288,17 +284,22 @@ async function startPolling(feed) {
   }
 }
 
+// What the events do to the page (events.js): the page's side of each entry.
+const page = {
+  render: (table) => render(table),
+  keepRecord: (record) => record && ui.records.set(record.hand, record),
+  finish: () => {
+    ui.finished = true;
+  },
+};
+
 function onEvent(event) {
-  if (event.type === "keepalive") return;
+  if (event.type === "keepalive") return; // an NDJSON stream's beat (SSE's are comments): no event
   if (event.id) ui.lastEventId = event.id;
-  if (event.type === "state") {
-    render(event.state);
-    return;
-  }
-  if (event.type === "hand_revealed" && event.record) ui.records.set(event.record.hand, event.record);
-  if (event.type === "table_finished") ui.finished = true;
-  logEvent(event);
-  scheduleRefresh();
+  const handler = HANDLERS[event.type]; // none only for a type newer than this page
+  handler?.apply?.(event, page);
+  if (handler?.log) logEvent(event);
+  if (!handler?.carriesTable) scheduleRefresh();
 }
 
 // Events say that something changed; the REST table body is the one truth the page renders. A
@@ -329,64 +330,24 @@ function scheduleRefresh() {
 
 // -- the event log -----------------------------------------------------------------------
 
+/** The page's words and names for the events' log lines (events.js). */
+function view(table) {
+  const number = new Intl.NumberFormat(language(), { maximumFractionDigits: 1 });
+  return {
+    t,
+    tp,
+    who: (seat) => shortName(table, seat),
+    mine: (seat) => seat === table.your_seat,
+    card: cardLabel,
+    cards: (list) => list.map(cardLabel).join(" "),
+    level: (level) => (String(level).startsWith("ext:") ? level.slice(4) : t(`level.${level}`)),
+    number: (x) => number.format(x),
+  };
+}
+
+/** The event's line in the log, in the page's language, or null. */
 function describe(event, table) {
-  const who = (seat) => shortName(table, seat);
-  const cards = (list) => list.map(cardLabel).join(" ");
-  switch (event.type) {
-    case "seat_taken":
-      return t("log.seatTaken", { who: who(event.seat), name: event.name });
-    case "seat_left":
-      return t("log.seatLeft", { who: who(event.seat) });
-    case "match_found":
-      return event.bots?.length ? t("log.matchBots", { who: event.bots.map(who).join(", ") }) : t("log.matchFound");
-    case "quick_play_expired":
-      return t("log.quickExpired");
-    case "game_started":
-      return t("log.gameStarted");
-    case "hand_started":
-      return t("log.handStarted", { hand: event.hand, direction: t(`dir.${event.pass_direction}`) });
-    case "pass_submitted":
-      return event.seat === table.your_seat ? null : t("log.passSubmitted", { who: who(event.seat) });
-    case "cards_passed":
-      return t("log.cardsPassed", { cards: cards(event.cards), to: who(event.to) });
-    case "cards_received":
-      return t("log.cardsReceived", { cards: cards(event.cards), from: who(event.from) });
-    case "passes_complete":
-      return t("log.passesComplete");
-    case "card_played":
-      return t("log.cardPlayed", { who: who(event.seat), card: cardLabel(event.card) });
-    case "hearts_broken":
-      return t("log.heartsBroken");
-    case "trick_won":
-      return tp("log.trickWon", event.points, { who: who(event.seat), trick: event.trick });
-    case "moon_shot":
-      return t("log.moonShot", { who: who(event.seat) });
-    case "moon_chosen":
-      return t(`log.moonChosen.${event.choice}`, { who: who(event.seat) });
-    case "hand_scored":
-      return t("log.handScored", {
-        hand: event.hand,
-        points: event.points.map((p, i) => `${who(i)} ${p}`).join(", "),
-      });
-    case "turn_timed_out":
-      return t("log.timedOut", { who: who(event.seat) });
-    case "seat_away":
-      return t("log.away", { who: who(event.seat) });
-    case "seat_back":
-      return t("log.back", { who: who(event.seat) });
-    case "game_over":
-      return t("log.gameOver", { who: event.winners.map(who).join(` ${t("and")} `) });
-    case "table_abandoned":
-      return t("log.abandoned");
-    case "rematch_proposed":
-      return t("log.rematchProposed", { who: who(event.seat) });
-    case "rematch_accepted":
-      return t("log.rematchAccepted", { who: who(event.seat) });
-    case "rematch_started":
-      return t("log.rematchStarted", { table: event.new_table });
-    default:
-      return null;
-  }
+  return HANDLERS[event.type]?.log?.(event, view(table)) || null;
 }
 
 function logEvent(event) {

@@ -7,7 +7,9 @@ PostgreSQL, Redis and a Celery worker for the bots:
 - on a phone-sized screen (390x844) nothing overflows sideways and the hand and the trick are in
   view; the language switch changes the page's words; a second browser watches the table as a
   spectator (no hidden card reaches it), following the stream, or polling when streams fail;
-- after a finished game the Rematch button moves the page to the new table.
+- after a finished game the Rematch button moves the page to the new table;
+- every logged event type of the contract, its OpenAPI example fed to a polling page, has its line
+  in the event log, in English and in Māori.
 """
 
 from __future__ import annotations
@@ -645,3 +647,67 @@ def test_quick_play_and_an_invite(
         ) & set(bea.eval_on_selector_all("#hand [data-card]", "b => b.map(x => x.dataset.card)"))
     assert len([p for p in problems if FAILED_LOAD.match(p)]) == 1  # the wrong code's 422
     assert [p for p in problems if not FAILED_LOAD.match(p)] == []
+
+
+def test_the_log_tells_every_event_type_in_the_pages_language(
+    web: Callable[..., str], tmp_path: Path
+) -> None:
+    """Every logged event type of the contract, its OpenAPI example put into the page's events
+    answer (the page polls: its stream tickets are refused), has its line in the log, in English
+    and again in Māori: bot_fallback, ratings_changed and the tournament events too."""
+    from tests.games.test_web_events import _handlers
+
+    base = web()
+    api = f"{base}/api/v1"
+    token = httpx.post(f"{api}/guests", json={"name": "Mere"}).json()["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    created = httpx.post(f"{api}/tables", json={"options": {"target_score": 50}}, headers=auth).json()
+    httpx.post(f"{api}/tables/{created['id']}/join", json={"position": 0}, headers=auth).raise_for_status()
+    schemas = httpx.get(f"{base}/api/schema/?format=json").json()["components"]["schemas"]
+    logged = list(schemas["Event"]["discriminator"]["mapping"])
+    examples = [schemas[f"Event_{kind}"]["example"] for kind in logged]
+    told = [kind for kind, entry in _handlers().items() if kind in logged and "log:" in entry]
+    assert {"bot_fallback", "ratings_changed", "tournament_next_table"} <= set(told)
+    fed: list[str] = []
+
+    def with_examples(route: Any) -> None:
+        """The first events answer, with one example of each logged type after its own events."""
+        answer = route.fetch()
+        if fed:
+            route.fulfill(response=answer)
+            return
+        body = answer.json()
+        fed.append(route.request.url)
+        route.fulfill(response=answer, json={**body, "events": [*body["events"], *examples]})
+
+    problems: list[str] = []
+    with _chromium() as browser:
+        context = browser.new_context(viewport=DESKTOP)
+        context.add_init_script(
+            f"localStorage.setItem('hearts.token', {json.dumps(token)});"
+            "localStorage.setItem('hearts.name', 'Mere'); localStorage.setItem('hearts.lang', 'en');"
+        )
+        page = _page(context, problems, "player")
+        page.route("**/stream-tickets", lambda route: route.abort())
+        page.route(f"**/tables/{created['id']}/events?after=*", with_examples)
+        _goto(page, f"{base}/play/?table={created['id']}")
+        page.wait_for_selector('#app[data-feed="poll"]')
+        page.wait_for_selector('#log li[data-type="tournament_next_table"]')
+        in_log = page.eval_on_selector_all("#log li", "b => b.map(x => x.dataset.type)")
+        assert sorted(set(told) - set(in_log)) == []
+        for lang in ("en", "mi"):
+            if lang != "en":
+                page.select_option("#lang", lang)
+                page.wait_for_selector(f"html[lang='{lang}']")
+            words = _catalog(lang)
+            fallback = words["log.botFallback.timeout"].replace("{who}", words["compass.1"])
+            assert page.inner_text('#log li[data-type="bot_fallback"]') == fallback
+            rating = words["log.rating"].format(who=words["you"], mu="26.2", sigma="8.2")
+            assert page.inner_text('#log li[data-type="ratings_changed"]') == words[
+                "log.ratingsChanged"
+            ].replace("{ratings}", rating)
+            assert page.inner_text('#log li[data-type="tournament_next_table"]') == words[
+                "log.tournamentNext"
+            ].format(tournament=3, table=44)
+        page.screenshot(path=str(tmp_path / "every-event.png"), full_page=True)
+    assert fed and [p for p in problems if not FAILED_LOAD.match(p)] == []

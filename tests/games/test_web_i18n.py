@@ -12,6 +12,7 @@ import pytest
 
 from bots import LEVELS
 from games.api.schemas import PASS_DIRECTIONS
+from games.extbots import REASONS
 from games.models import Table
 
 WEB = Path(__file__).resolve().parents[2] / "web"
@@ -43,6 +44,7 @@ def _used_keys() -> set[str]:
     )
     keys |= {f"turn.{kind}" for kind in ("pass", "play", "moon")}
     keys |= {f"log.moonChosen.{choice}" for choice in ("subtract", "add")}
+    keys |= {f"log.botFallback.{reason}" for reason in REASONS}  # events.js: bot_fallback's reason
     for part in ("deal", "passing", "follow", "hearts", "points", "moon", "end"):
         keys |= {f"rules.{part}", f"rules.{part}.title"}
     return keys
