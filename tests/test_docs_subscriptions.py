@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,10 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import running_under_ci
-
 ROOT = Path(__file__).resolve().parents[1]
-NODE_PROJECT = ROOT / "tests" / "node"  # its node_modules: graphql-ws and ws (test_subscription_clients.py)
 
 
 def _blocks(language: str) -> list[str]:
@@ -73,19 +69,16 @@ def test_the_python_example_subscribes_and_passes_on_the_same_socket(embedded: s
     assert "'passCards': {'table': {'version':" in lines[-1] and "'errors': []" in lines[-1], lines[-1]
 
 
-def test_the_javascript_example_follows_a_table_with_a_ticket(embedded: str) -> None:
-    if shutil.which("node") is None or not (NODE_PROJECT / "node_modules" / "graphql-ws").is_dir():
-        if running_under_ci():
-            pytest.fail("node and tests/node/node_modules are needed (npm ci in tests/node)")
-        pytest.skip("node or tests/node/node_modules missing")
+def test_the_javascript_example_follows_a_table_with_a_ticket(embedded: str, tmp_path: Path) -> None:
+    from tests.games.test_subscription_clients import _node_modules, _tools
+
+    node, npm = _tools()  # skips without Node (fails under CI=true)
+    (tmp_path / "node_modules").symlink_to(_node_modules(npm))  # graphql-ws and ws, as tests/node pins them
     (block,) = _blocks("js")
-    script = NODE_PROJECT / f"docs-example-{os.getpid()}.mjs"  # resolves tests/node/node_modules
+    script = tmp_path / "follow.mjs"
     script.write_text(block.replace("localhost:8000", embedded))
-    try:
-        started = time.monotonic()
-        done = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
-    finally:
-        script.unlink()
+    started = time.monotonic()
+    done = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - started < 20
     assert "TableStateEvent" in done.stdout and "YourTurnEvent" in done.stdout, done.stdout

@@ -160,14 +160,16 @@ class Socket:
             with contextlib.suppress(Exception):  # the peer is gone: the reader sees the disconnect
                 await self.send_raw({"type": "websocket.send", "text": text})
 
-    async def close(self, code: int, error: str, detail: str) -> None:
-        """Close with this code; the reason is `<error code>: <detail>` (at most 123 bytes)."""
+    async def close(self, code: int, error: str | None, detail: str) -> None:
+        """Close with this code; the reason is `<error code>: <detail>` for a refusal, else the
+        detail alone (at most 123 bytes)."""
         if self.closing:
             return
         self.closing = True
         await self.release()
-        reason = f"{error}: {detail}".encode()[:123].decode(errors="ignore")
-        metrics.refused(error, "graphql-ws")
+        reason = (f"{error}: {detail}" if error else detail).encode()[:123].decode(errors="ignore")
+        if error:
+            metrics.refused(error, "graphql-ws")
         with contextlib.suppress(Exception):
             async with self.send_lock:
                 await self.send_raw({"type": "websocket.close", "code": code, "reason": reason})
@@ -196,7 +198,7 @@ class Socket:
                 if self.acked:
                     await self.send({"type": "ka"})
             elif silent >= every + wait:
-                await self.close(GOING_AWAY, "not_authenticated", f"no pong within {wait:g} s of a ping")
+                await self.close(GOING_AWAY, None, f"no pong within {wait:g} s of a ping")
                 return
             elif silent >= every:
                 await self.send({"type": "ping"})
@@ -300,7 +302,7 @@ class Socket:
             if isinstance(op_id, str):
                 await self.stop(op_id)
         elif kind == "connection_terminate":
-            await self.close(1000, "invalid_request", "terminated by the client")
+            await self.close(1000, None, "terminated by the client")
             raise Closed
         else:
             await self.bad_message(op_id, f"unknown message type {kind[:40]!r}")
