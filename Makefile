@@ -62,4 +62,6 @@ test-compiled: $(BENCH_VENV)/.installed
 	HEARTS_EXPECT_COMPILED=1 $(BENCH_VENV)/bin/pytest --import-mode=importlib -p no:django -p no:cacheprovider tests/engine
 
 bench: $(BENCH_VENV)/.installed
-	cd bench && for f in *.py; do echo "== bench/$$f"; ../$(BENCH_VENV)/bin/python "$$f" || exit 1; done
+	# From an empty folder: Celery's Django fixup puts the working directory first on the import path,
+	# where bench/graphql.py would shadow the graphql package and the source tree the compiled build.
+	d=$$(mktemp -d) && for f in bench/*.py; do echo "== $$f"; (cd $$d && $(CURDIR)/$(BENCH_VENV)/bin/python $(CURDIR)/$$f) || exit 1; done

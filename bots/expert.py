@@ -13,15 +13,15 @@ numbers of cards, the voids they have shown, the cards this seat passed that are
 is all the rest of the hand depends on. With two packs the rollouts apply the cancellation rule
 (twins cancel), and the moon attempt is not searched (all 26 hearts and both queens).
 
-Search (`SEARCH = "halving"`): every legal card is played in the same worlds (common random
+Search (`_search`): every legal card is played in the same worlds (common random
 numbers), in rounds of sequential halving that drop the worse half of the cards after each round,
 so the budget goes to the close choices. Below the root one tree is shared by all worlds (single
 observer ISMCTS): nodes are keyed by the cards played, the other seats play the fast rule-based
 policy, and this seat's later cards are chosen by UCB1 with availability counts once their node
 has been reached EXPAND_AT times (the policy's card before that). Each iteration plays the hand
 out and scores each seat by its points against the mean of the others, so a moon is valued as the
-rule scores it (the shooter 26 ahead of everyone). `SEARCH = "ucb"` is the textbook SO-ISMCTS
-(UCB1 at every node, every seat's choices in the tree), kept for comparison.
+rule scores it (the shooter 26 ahead of everyone). The textbook SO-ISMCTS (UCB1 at every node,
+every seat's choices in the tree) measured worse (bench/README.md) and is no longer kept.
 
 Moon:
 - defence: in the tree and the rollouts, a seat that alone holds the penalty cards taken so far,
@@ -65,14 +65,11 @@ from games.engine.deal import cards_in_play
 
 ITERATIONS = 1200  # the default budget: search iterations per card played (bench/README.md)
 PLAY_ITERATIONS = 6000  # a setting for up to a second per move in play (HEARTS_EXPERT_ITERATIONS)
-REUSE = 4  # SEARCH = "ucb": iterations per sampled world (a pool, cycled through)
 UCB_C = 0.7  # exploration, on rewards in units of 26 points
 THREAT_HEARTS = 7  # a seat alone to hold penalty cards, this many hearts among them, is shooting
 ATTEMPT_SHARE = 0.3  # budget share of the shooting search, when the hand allows an attempt
 SHOOT_MARGIN = 0.05  # how much better (x 26 points) the attempt must look: its search is smaller
-SEARCH = "halving"  # or "ucb": plain SO-ISMCTS (see above)
 EXPAND_AT = 8  # visits before a node below the root grows children and this seat searches there
-PASS_SEARCH = True  # False: pass as `basic` does
 INFER = False  # worlds also follow what the plays suggest of the queen (bots.sampling.knowledge)
 PASS_SHARE = 1  # the pass is played out this many times the budget of a card, in rollouts
 
@@ -81,9 +78,16 @@ _UNBOUNDED = 1 << 40  # the budget of a search bounded by a deadline instead
 
 
 def iterations() -> int:
-    """The budget per decision: HEARTS_EXPERT_ITERATIONS when set, else ITERATIONS."""
-    value = os.environ.get("HEARTS_EXPERT_ITERATIONS", "")
-    return max(1, int(value)) if value.strip() else ITERATIONS
+    """The budget per decision: HEARTS_EXPERT_ITERATIONS when set (a whole number, at least 1:
+    anything else is refused, as the service's settings refuse it at start-up), else ITERATIONS."""
+    value = os.environ.get("HEARTS_EXPERT_ITERATIONS", "").strip()
+    if not value:
+        return ITERATIONS
+    if not value.isdecimal() or int(value) < 1:
+        raise ValueError(
+            f"HEARTS_EXPERT_ITERATIONS={value!r} is not valid: expected a whole number of at least 1"
+        )
+    return int(value)
 
 
 class _Node:
@@ -115,17 +119,16 @@ def choose_play(
     attempt = not options.two_packs and _can_attempt(view, cards)
     shoot_budget = int(budget * ATTEMPT_SHARE) if attempt else 0
     worlds = _Worlds(view, options, rng)
-    search = _search_halving if SEARCH == "halving" else _search
     plain_until = None
     if deadline is not None:  # the attempt, if any, takes its share of the time as of the budget
         now = time.monotonic()
         plain_until = now + max(0.0, deadline - now) * (1 - ATTEMPT_SHARE if attempt else 1)
-    plain = search(worlds, me, cards, budget - shoot_budget, rng, shooting=False, deadline=plain_until)
+    plain = _search(worlds, me, cards, budget - shoot_budget, rng, shooting=False, deadline=plain_until)
     if plain is None:
         return None
     best, value = plain
     if shoot_budget:
-        shot = search(worlds, me, cards, shoot_budget, rng, shooting=True, deadline=deadline)
+        shot = _search(worlds, me, cards, shoot_budget, rng, shooting=True, deadline=deadline)
         if shot is not None and shot[1] > value + SHOOT_MARGIN:
             best = shot[0]
     return names(1 << best)[0]
@@ -163,58 +166,6 @@ class _Worlds:
 
 
 def _search(
-    worlds: _Worlds,
-    me: int,
-    cards: list[int],
-    budget: int,
-    rng: random.Random,
-    *,
-    shooting: bool,
-    deadline: float | None = None,
-) -> tuple[int, float] | None:
-    """ISMCTS from this seat's information set: the most visited card and its mean reward.
-    `budget` iterations, or as many as fit before `deadline` (at least one)."""
-    root = _Node(-1)
-    size = max(1, budget // REUSE) if deadline is None else _UNBOUNDED
-    for i in range(budget) if deadline is None else itertools.count():
-        if deadline is not None and i and time.monotonic() >= deadline:
-            break
-        world = worlds.get(i, size)
-        if world is None:
-            return None
-        state = world.copy()
-        node = root
-        path: list[_Node] = []
-        while state.trick or state.hands[state.turn].bit_count() > 1:  # the last trick: _finish
-            seat = state.turn
-            legal = _legal_ids(state)
-            children = node.children
-            untried = [c for c in legal if c not in children]
-            if untried:
-                card = untried[rng.randrange(len(untried))]
-                child = children[card] = _Node(seat)
-                for c in legal:
-                    if c in children:
-                        children[c].avail += 1
-                state.push(seat, Play(card))
-                path.append(child)
-                break
-            card = _ucb_pick(children, legal)
-            child = children[card]
-            state.push(seat, Play(card))
-            path.append(child)
-            node = child
-        rewards = _rewards(_finish(state, me if shooting else -1))
-        for n in path:
-            n.visits += 1
-            n.reward += rewards[n.seat]
-    if not root.children:
-        return None
-    card, best = max(root.children.items(), key=lambda kv: (kv[1].visits, -kv[0]))
-    return card, best.reward / best.visits
-
-
-def _search_halving(
     worlds: _Worlds,
     me: int,
     cards: list[int],
@@ -566,8 +517,6 @@ def choose_pass(
     if options.two_packs:
         return None
     hand: list[str] = legal["from"]
-    if not PASS_SEARCH:
-        return basic_pass(hand, 3)
     ranked = sorted(hand, key=lambda c: -danger(c, hand))
     candidates = [sorted(basic_pass(hand, 3))]
     for combo in [*itertools.combinations(ranked[:5], 3), sorted(hand, key=rank_of)[:3]]:

@@ -15,6 +15,7 @@ from django.db import close_old_connections
 
 from games.infra import jobs
 from games.tasks import sweep
+from hearts_service.env import env_bool
 
 log = logging.getLogger(__name__)
 TICK = 0.05  # seconds between two looks at the paced bot moves
@@ -26,7 +27,7 @@ def wanted() -> bool:
     any server started with HEARTS_EMBEDDED_WORKER=1); never in tests or management commands."""
     if settings.REDIS_URL:
         return False
-    if os.environ.get("HEARTS_EMBEDDED_WORKER") == "1":
+    if env_bool("HEARTS_EMBEDDED_WORKER", default=False):
         return True
     return "runserver" in sys.argv and (os.environ.get("RUN_MAIN") == "true" or "--noreload" in sys.argv)
 

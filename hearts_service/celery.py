@@ -6,6 +6,8 @@ from typing import Any
 
 from celery import Celery, signals
 
+from hearts_service.env import env_int
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
 
 app = Celery("hearts_service")
@@ -48,7 +50,7 @@ def _logging(**_: Any) -> None:
 @signals.worker_init.connect
 def _exporter(**_: Any) -> None:
     """CELERY_METRICS_PORT: serve this worker's metrics over HTTP (see games.infra.metrics.start_exporter)."""
-    port = int(os.environ.get("CELERY_METRICS_PORT") or 0)
+    port = env_int("CELERY_METRICS_PORT", 0, minimum=0, maximum=65535)
     if port:
         from games.infra import metrics
 

@@ -1,21 +1,23 @@
 """Django settings read from the environment, so one machine needs nothing set and production sets URLs."""
 
-import os
 from pathlib import Path
 
 import dj_database_url
 from django.conf.locale import LANG_INFO
 from django.core.exceptions import ImproperlyConfigured
 
-from hearts_service.env import env_bool, env_list
+from hearts_service.env import env_bool, env_float, env_int, env_list, env_str
+
+# Every value below that comes from the environment goes through hearts_service/env.py: a flag,
+# number or word that does not parse stops start-up with ImproperlyConfigured naming the variable.
+# Seconds that must be positive are at least this (a poll or timeout of 0 would spin or never wait).
+_POSITIVE = 0.01
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # HEARTS_ENV: "development" (the default: a local run, with a development signing key) or
 # "production" (the image sets it: a real SECRET_KEY is required and the security settings are on).
-HEARTS_ENV = os.environ.get("HEARTS_ENV", "development").strip().lower() or "development"
-if HEARTS_ENV not in ("development", "production"):
-    raise ImproperlyConfigured("HEARTS_ENV must be development or production.")
+HEARTS_ENV = env_str("HEARTS_ENV", "development", choices=("development", "production"), lower=True)
 PRODUCTION = HEARTS_ENV == "production"
 
 # Django's debug pages (tracebacks, settings) are off in every mode unless a developer asks for
@@ -25,7 +27,7 @@ if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("DEBUG must stay off when HEARTS_ENV is production.")
 
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-never-use-in-production"
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_str("SECRET_KEY", "")
 if not SECRET_KEY:
     if PRODUCTION:
         raise ImproperlyConfigured("SECRET_KEY must be set when HEARTS_ENV is production.")
@@ -84,12 +86,12 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("CONN_MAX_AGE", "0")),
-    ),
-}
+_DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+try:
+    _database = dj_database_url.parse(_DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 0, minimum=0))
+except ValueError as exc:  # an unknown scheme; the URL itself is not repeated: it holds a password
+    raise ImproperlyConfigured(f"Environment variable DATABASE_URL is not valid: {exc}") from None
+DATABASES = {"default": _database}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded run writes from request threads and the sweeping thread at once: take the write
     # lock at BEGIN (no read-to-write upgrade that fails at once with "database is locked"), wait
@@ -113,7 +115,7 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("SECURE_PROXY_SSL_HEADER", default=_SECURE) else None
 )
-SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if _SECURE else "0"))
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if _SECURE else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_SECURE)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=_SECURE)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=_SECURE)
@@ -123,29 +125,46 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # A database that does not answer makes /readyz (and every request) fail in seconds, not hang.
+# Django's psycopg pool bounds each process's connections (DB_POOL_MAX_SIZE; a request waits at
+# most DB_POOL_TIMEOUT seconds for one, then gets a 503), and a connection goes back to the pool
+# at the end of each request, task or stream read. DB_POOL=false: one connection per thread,
+# kept CONN_MAX_AGE seconds (behind PgBouncer in transaction mode, for example). After a database
+# restart each broken pooled connection fails one request with a 503 and is replaced (no
+# check per checkout: that would cost a round trip on every request). These are PostgreSQL's
+# alone, but read (and so checked) on every database.
+_DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", 5, minimum=1)
+_DB_POOL = env_bool("DB_POOL", default=True)
+_DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 2, minimum=0)
+_DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 10, minimum=1)
+_DB_POOL_TIMEOUT = env_float("DB_POOL_TIMEOUT", 5.0, minimum=_POSITIVE)
+if _DB_POOL_MAX_SIZE < _DB_POOL_MIN_SIZE:
+    raise ImproperlyConfigured(
+        f"DB_POOL_MAX_SIZE={_DB_POOL_MAX_SIZE} is below DB_POOL_MIN_SIZE={_DB_POOL_MIN_SIZE}: "
+        "the pool could never open."
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
-    _pg_options.setdefault("connect_timeout", int(os.environ.get("DB_CONNECT_TIMEOUT", "5")))
-    # Django's psycopg pool bounds each process's connections (DB_POOL_MAX_SIZE; a request waits at
-    # most DB_POOL_TIMEOUT seconds for one, then gets a 503), and a connection goes back to the pool
-    # at the end of each request, task or stream read. DB_POOL=false: one connection per thread,
-    # kept CONN_MAX_AGE seconds (behind PgBouncer in transaction mode, for example). After a database
-    # restart each broken pooled connection fails one request with a 503 and is replaced (no
-    # check per checkout: that would cost a round trip on every request).
-    if env_bool("DB_POOL", default=True):
+    _pg_options.setdefault("connect_timeout", _DB_CONNECT_TIMEOUT)
+    if _DB_POOL:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections instead
         _pg_options["pool"] = {
-            "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
-            "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "10")),
-            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "5")),
+            "min_size": _DB_POOL_MIN_SIZE,
+            "max_size": _DB_POOL_MAX_SIZE,
+            "timeout": _DB_POOL_TIMEOUT,
             "max_idle": 300.0,
         }
 # ---------------------------------------------------------------------------------------------------
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str(
+    "REDIS_URL",
+    "",
+    pattern=r"(redis|rediss|unix)://.*",
+    expected="a redis://, rediss:// or unix:// URL",
+    secret=True,
+)
 # Most connections a process's shared client (wake-ups, turn clocks, rate limits, spectator counts)
 # opens to Redis, however many threads share it; the streams' pub/sub connection is one more.
-REDIS_POOL_SIZE = int(os.environ.get("REDIS_POOL_SIZE", "3"))
+REDIS_POOL_SIZE = env_int("REDIS_POOL_SIZE", 3, minimum=1)
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -160,27 +179,30 @@ else:
     CELERY_TASK_EAGER_PROPAGATES = True
 
 # Event streams wake on Redis pub/sub and poll the database as a safety net (only poll without Redis).
-STREAM_POLL_SECONDS = float(os.environ.get("STREAM_POLL_SECONDS", "5" if REDIS_URL else "0.5"))
-STREAM_KEEPALIVE_SECONDS = float(os.environ.get("STREAM_KEEPALIVE_SECONDS", "15"))
+STREAM_POLL_SECONDS = env_float("STREAM_POLL_SECONDS", 5.0 if REDIS_URL else 0.5, minimum=_POSITIVE)
+STREAM_KEEPALIVE_SECONDS = env_float("STREAM_KEEPALIVE_SECONDS", 15.0, minimum=_POSITIVE)
 # GraphQL over WebSocket (games/graphql/socket.py, docs/graphql.md#subscriptions): the largest
 # message, the connection_init deadline, liveness, and the caps on open sockets and subscriptions.
-GRAPHQL_WS_MAX_MESSAGE = int(os.environ.get("GRAPHQL_WS_MAX_MESSAGE", str(64 * 1024)))
-GRAPHQL_WS_INIT_SECONDS = float(os.environ.get("GRAPHQL_WS_INIT_SECONDS", "10"))
-GRAPHQL_WS_PING_SECONDS = float(os.environ.get("GRAPHQL_WS_PING_SECONDS", "10"))
-GRAPHQL_WS_PONG_SECONDS = float(os.environ.get("GRAPHQL_WS_PONG_SECONDS", "10"))
-GRAPHQL_WS_SOCKETS_PER_TOKEN = int(os.environ.get("GRAPHQL_WS_SOCKETS_PER_TOKEN", "10"))
-GRAPHQL_WS_SOCKETS_PER_APP = int(os.environ.get("GRAPHQL_WS_SOCKETS_PER_APP", "10000"))
-GRAPHQL_WS_SOCKETS_PER_ADDRESS = int(os.environ.get("GRAPHQL_WS_SOCKETS_PER_ADDRESS", "20"))
-GRAPHQL_WS_SUBSCRIPTIONS_PER_TOKEN = int(os.environ.get("GRAPHQL_WS_SUBSCRIPTIONS_PER_TOKEN", "100"))
-GRAPHQL_WS_SUBSCRIPTIONS_PER_APP = int(os.environ.get("GRAPHQL_WS_SUBSCRIPTIONS_PER_APP", "50000"))
+GRAPHQL_WS_MAX_MESSAGE = env_int("GRAPHQL_WS_MAX_MESSAGE", 64 * 1024, minimum=1)
+GRAPHQL_WS_INIT_SECONDS = env_float("GRAPHQL_WS_INIT_SECONDS", 10.0, minimum=_POSITIVE)
+GRAPHQL_WS_PING_SECONDS = env_float("GRAPHQL_WS_PING_SECONDS", 10.0, minimum=_POSITIVE)
+GRAPHQL_WS_PONG_SECONDS = env_float("GRAPHQL_WS_PONG_SECONDS", 10.0, minimum=_POSITIVE)
+GRAPHQL_WS_SOCKETS_PER_TOKEN = env_int("GRAPHQL_WS_SOCKETS_PER_TOKEN", 10, minimum=1)
+GRAPHQL_WS_SOCKETS_PER_APP = env_int("GRAPHQL_WS_SOCKETS_PER_APP", 10000, minimum=1)
+GRAPHQL_WS_SOCKETS_PER_ADDRESS = env_int("GRAPHQL_WS_SOCKETS_PER_ADDRESS", 20, minimum=1)
+GRAPHQL_WS_SUBSCRIPTIONS_PER_TOKEN = env_int("GRAPHQL_WS_SUBSCRIPTIONS_PER_TOKEN", 100, minimum=1)
+GRAPHQL_WS_SUBSCRIPTIONS_PER_APP = env_int("GRAPHQL_WS_SUBSCRIPTIONS_PER_APP", 50000, minimum=1)
 
 # Rate limits (games/infra/ratelimit.py), counted in Redis: per token or key, per app, and per client
 # address for unauthenticated calls (guest creation). A seated player's own-turn action is exempt.
 RATE_LIMITS_ENABLED = env_bool("RATE_LIMITS_ENABLED", default=True)
+# A rate is N/unit or N/Munit (games.infra.ratelimit.Rate.parse), unit second, minute, hour or day.
+_RATE_PATTERN = r"\d+/\d*(second|minute|hour|day)"
+_RATE_EXPECTED = "a rate like 600/minute or 20/10second"
 RATE_LIMITS = {
-    "token": os.environ.get("RATE_LIMIT_TOKEN", "600/minute"),
-    "app": os.environ.get("RATE_LIMIT_APP", "30000/minute"),
-    "address": os.environ.get("RATE_LIMIT_ADDRESS", "60/minute"),
+    "token": env_str("RATE_LIMIT_TOKEN", "600/minute", pattern=_RATE_PATTERN, expected=_RATE_EXPECTED),
+    "app": env_str("RATE_LIMIT_APP", "30000/minute", pattern=_RATE_PATTERN, expected=_RATE_EXPECTED),
+    "address": env_str("RATE_LIMIT_ADDRESS", "60/minute", pattern=_RATE_PATTERN, expected=_RATE_EXPECTED),
 }
 # Browser clients on other origins: list them (https://game.example.com,...); the API uses bearer
 # tokens, never cookies, so no credentials are allowed cross-origin.
@@ -207,11 +229,11 @@ CORS_EXPOSE_HEADERS = (
 CORS_ALLOW_CREDENTIALS = False
 CSRF_FAILURE_VIEW = "hearts_service.views.csrf_failure"
 # Request bodies: every API body is small JSON (a pass is three cards).
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(64 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 64 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
 
 # The sweep catches any clock or bot move whose task was lost (celery beat runs it).
-SWEEP_SECONDS = float(os.environ.get("SWEEP_SECONDS", "1"))
+SWEEP_SECONDS = env_float("SWEEP_SECONDS", 1.0, minimum=_POSITIVE)
 CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECONDS}}
 # Lanes (games/infra/jobs.py, docs/operations.md#lanes): every kind of background work has its own
 # queue and workers, so work a person waits for never waits behind throughput work. `clocks`: turn
@@ -225,26 +247,32 @@ CELERY_TASK_ROUTES = {
     "games.deliver_webhook": {"queue": "webhooks"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "people"
-BOT_LANE_QUEUES = int(os.environ.get("BOT_LANE_QUEUES", "8"))
+BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
 # The delay before each bot card played at a table where a person sits, in milliseconds, unless the
 # table sets its own `bot_pace_ms` (0 to 2000; docs/bots-and-clocks.md#pace): time to follow a trick.
-BOT_PACE_MS = int(os.environ.get("BOT_PACE_MS", "700"))
+BOT_PACE_MS = env_int("BOT_PACE_MS", 700, minimum=0, maximum=2000)
+# bots/expert.py reads HEARTS_EXPERT_ITERATIONS at each decision (bots import nothing of the service);
+# read here too so that a typo stops start-up rather than the first expert move.
+_EXPERT_ITERATIONS = env_int("HEARTS_EXPERT_ITERATIONS", 1200, minimum=1)
 # Webhooks (games/webhooks/): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
 # changes every endpoint's secret); timeouts, backoff and the sweep's lost-task detection in seconds.
-WEBHOOK_SECRET_KEY = os.environ.get("WEBHOOK_SECRET_KEY") or SECRET_KEY
-WEBHOOK_TIMEOUT = float(os.environ.get("WEBHOOK_TIMEOUT", "5"))
-WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "10"))
-WEBHOOK_BACKOFF_BASE = float(os.environ.get("WEBHOOK_BACKOFF_BASE", "10"))
-WEBHOOK_BACKOFF_MAX = float(os.environ.get("WEBHOOK_BACKOFF_MAX", "3600"))
+WEBHOOK_SECRET_KEY = env_str("WEBHOOK_SECRET_KEY", SECRET_KEY)
+WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0, minimum=_POSITIVE)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 10, minimum=1)
+WEBHOOK_BACKOFF_BASE = env_float("WEBHOOK_BACKOFF_BASE", 10.0, minimum=0)
+WEBHOOK_BACKOFF_MAX = env_float("WEBHOOK_BACKOFF_MAX", 3600.0, minimum=0)
 WEBHOOK_LEASE_MARGIN = 30.0  # a claimed send is over after timeout + this; then it can be claimed again
-WEBHOOK_SWEEP_GRACE = float(os.environ.get("WEBHOOK_SWEEP_GRACE", "5"))  # due for longer: task lost ...
-WEBHOOK_REQUEUE_AFTER = float(os.environ.get("WEBHOOK_REQUEUE_AFTER", "60"))  # ... unless queued since
+WEBHOOK_SWEEP_GRACE = env_float("WEBHOOK_SWEEP_GRACE", 5.0, minimum=0)  # due for longer: task lost ...
+WEBHOOK_REQUEUE_AFTER = env_float("WEBHOOK_REQUEUE_AFTER", 60.0, minimum=0)  # ... unless queued since
 WEBHOOK_CLOCK_SKEW = 1.0  # a task on a machine whose clock is behind still finds its delivery due
 WEBHOOK_LOG_ATTEMPTS = 20  # attempts kept on each delivery
-WEBHOOK_MAX_PER_APP = int(os.environ.get("WEBHOOK_MAX_PER_APP", "20"))
+WEBHOOK_MAX_PER_APP = env_int("WEBHOOK_MAX_PER_APP", 20, minimum=1)
 # Private, loopback and link-local addresses are refused unless allowed (by default only in development).
 WEBHOOK_ALLOW_PRIVATE_HOSTS = env_bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=not PRODUCTION)
-WEBHOOK_PROXY = os.environ.get("WEBHOOK_PROXY", "")  # an egress proxy URL for webhook sends, if any
+# An egress proxy URL for webhook sends, if any (it may hold a password: never repeated in a message).
+WEBHOOK_PROXY = env_str(
+    "WEBHOOK_PROXY", "", pattern=r"[a-z][a-z0-9+.-]*://\S+", expected="a URL", secret=True
+)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds at most one task
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 # Unacknowledged tasks (their worker died) come back after this; the sweep acts sooner anyway.
@@ -337,18 +365,18 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
+LOG_LEVEL = env_str(
+    "LOG_LEVEL", "INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), upper=True
+)
 
 # -- Observability (hearts_service/observability.py, games/infra/metrics.py; docs/operations.md) -------
 # LOG_FORMAT: "json" (one object per line; the default in production) or "text" (the development default).
-LOG_FORMAT = os.environ.get("LOG_FORMAT", "json" if PRODUCTION else "text").lower()
-if LOG_FORMAT not in ("json", "text"):
-    raise ImproperlyConfigured("LOG_FORMAT must be json or text.")
+LOG_FORMAT = env_str("LOG_FORMAT", "json" if PRODUCTION else "text", choices=("json", "text"), lower=True)
 # SQL statements carry table states (every hand): logged at DEBUG only when LOG_SQL is set too.
 LOG_SQL = env_bool("LOG_SQL", default=False)
 # /metrics in production: with METRICS_TOKEN, only `Authorization: Bearer <METRICS_TOKEN>`;
 # without it, only direct (unproxied) requests from private or loopback addresses.
-METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 
 LOGGING = {
     "version": 1,

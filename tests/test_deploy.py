@@ -553,7 +553,7 @@ READ_PATTERNS = [
     r"os\.environ\.get\(\s*\"([A-Z][A-Z0-9_]*)\"",
     r"os\.environ\[\s*\"([A-Z][A-Z0-9_]*)\"\s*\]",
     r"os\.getenv\(\s*\"([A-Z][A-Z0-9_]*)\"",
-    r"env_(?:bool|list)\(\s*\"([A-Z][A-Z0-9_]*)\"",
+    r"env_(?:bool|int|float|str|list)\(\s*\"([A-Z][A-Z0-9_]*)\"",
 ]
 
 

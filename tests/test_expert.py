@@ -184,15 +184,6 @@ def test_sampled_worlds_agree_with_everything_the_seat_knows() -> None:
                     assert not world.hands[(leader + k) % 4] & SUITS[cards[0] // 13]
 
 
-def test_the_textbook_ismcts_search_also_plays_legal_seeded_cards(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(expert, "SEARCH", "ucb")
-    for hand in (1, 4):
-        _, v = _decision_view(hand, seed=f"expert-ucb-{hand}")
-        card = expert.choose_play(v, random.Random(8), budget=60)
-        assert card in v["legal_actions"]["cards"]
-        assert card == expert.choose_play(v, random.Random(8), budget=60)
-
-
 def _midhand(
     hands: list[str], leader: int, plays: tuple[str, ...] = (), options: Options | None = None
 ) -> State:

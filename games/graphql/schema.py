@@ -1,4 +1,9 @@
-"""The GraphQL schema: queries and one mutation per REST action, each calling the same service."""
+"""The GraphQL schema: the root queries and mutations, each calling the same service as its REST operation.
+
+A write is the mutation named as its REST operationId and a read is a query or a field of its resource
+(docs/graphql.md, "Names, parity with REST and deprecations"; tests/games/test_graphql_parity.py);
+the event streams are subscriptions instead, and renamed mutations keep their old name, deprecated.
+"""
 
 from __future__ import annotations
 

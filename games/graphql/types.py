@@ -59,7 +59,7 @@ class Seat(graphene.ObjectType):
 
 
 class Clocks(graphene.ObjectType):
-    """Turn clocks in seconds: when one runs out, the server acts for the seat (docs/bots.md)."""
+    """Turn clocks in seconds: when one runs out, the server acts for the seat (docs/bots-and-clocks.md)."""
 
     pass_ = graphene.Int(name="pass", resolver=key("pass"), description="Seconds to pass; null: no clock")
     play = graphene.Int(description="Seconds to play a card; null: no clock")

@@ -1,11 +1,11 @@
 """The only code that changes a table: each change is one transaction that locks the table row.
 
-`lobby` creates tables and changes their seats, `play` applies the seats' actions and the moves the
-server owes, `record` writes what a change leaves behind (the move log, the state, the hands and
-the scoresheet, the ratings of a rated game that ends (`ratings`), and after the commit the
-wake-ups and tasks), and `common` holds the transaction
-(locking, the client's version, idempotent answers) they all run in. The adapters import only
-what is re-exported here.
+`lobby` creates tables and changes their seats, `rematch` starts a finished game's next table,
+`play` applies the seats' actions and the moves the server owes, `record` writes what a change
+leaves behind (the move log, the state, the hands and the scoresheet, the ratings of a rated game
+that ends (`ratings`), and after the commit the wake-ups and tasks), and `common` holds the
+transaction (locking, the client's version, idempotent answers) they all run in. The adapters
+import only what is re-exported here.
 """
 
 from games.services.botturns import bots_play
@@ -23,7 +23,6 @@ from games.services.invites import invite_create, invite_revoke, invites_of, tab
 from games.services.lobby import (
     bot_add,
     join_by_invite,
-    rematch,
     seat_join,
     seat_leave,
     table_abandon,
@@ -40,6 +39,7 @@ from games.services.play import (
     table_seen,
 )
 from games.services.ratings_replay import ratings_replay
+from games.services.rematch import rematch
 from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, created_answer, tournament_create
 
 __all__ = [
