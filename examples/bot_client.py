@@ -3,13 +3,16 @@
 
     python examples/bot_client.py --base http://localhost:8000 --token TOKEN --table 12 [--seat 1]
     python examples/bot_client.py --base http://localhost:8000 --guest Ada --create   # a quick demo
+    python examples/bot_client.py ... --socket   # the whole game over one WebSocket (GraphQL)
 
 The bot's logic is the `Lowest` class: pass the three highest cards, play the lowest legal card
 (`--strategy random`: any legal card, seeded by `--seed`, the table and the version, so a restarted
 bot decides the same). `hearts_client.Bot` does the rest: it takes the seat, follows the table's
 stream (resumed after a drop), acts on each `your_turn` with `If-Match` and an Idempotency-Key made
 of the table, seat and version (a retry or a restart never acts twice), and decides again on a
-`stale_version`. It exits 0 when the table is over, printing the totals.
+`stale_version`. It exits 0 when the table is over, printing the totals. With `--socket` it plays over
+one WebSocket instead of REST and SSE: the `tableEvents` subscription, the `table` query and the
+`joinTable` and `submitAction` mutations, resumed after a dropped socket with the same rules.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def main() -> int:
     parser.add_argument("--seat", type=int, help="the seat to take (default: the lowest open one)")
     parser.add_argument("--strategy", choices=["lowest", "random"], default="lowest")
     parser.add_argument("--seed", default="0", help="seed of --strategy random")
+    parser.add_argument("--socket", action="store_true", help="play over one GraphQL WebSocket")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
@@ -65,7 +69,7 @@ def main() -> int:
     if args.table is None:
         parser.error("give --table or --create")
     with client:
-        table = Lowest(args.strategy, args.seed).run(client, args.table, args.seat)
+        table = Lowest(args.strategy, args.seed).run(client, args.table, args.seat, socket=args.socket)
     totals = table["game"]["scores"] if table["game"] else None
     print(f"table {table['id']} {table['status']}: totals {totals}", flush=True)
     return 0

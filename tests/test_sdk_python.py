@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from typing import Any, cast, get_args, get_type_hints
 
 import httpx
 import pytest
@@ -740,3 +741,264 @@ def test_stream_tickets_and_streams_have_one_method_per_operation() -> None:
     assert paths == ["/api/v1/tables/7/stream-tickets", "/api/v1/me/stream-tickets"] * 2
     for cls in (HeartsClient, AsyncHeartsClient):
         assert {"stream_table_events", "stream_my_events", "create_table_stream_ticket"} <= set(dir(cls))
+
+
+# -- one socket: GraphQL subscriptions, queries and mutations (hearts_client.socket) -------------
+
+
+def _ndjson(base: str, path: str, token: str, last: str) -> list[dict[str, Any]]:
+    """The stream of `path` for this token after `last`, as NDJSON, to its end."""
+    headers = {"Authorization": f"Bearer {token}", "Last-Event-ID": last}
+    with httpx.stream("GET", f"{base}{path}?format=ndjson", headers=headers, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        return [json.loads(line) for line in response.iter_lines() if line]
+
+
+def _same_as_the_stream(base: str, table_id: int, token: str, received: list[Event]) -> None:
+    """What a subscription yielded is the SSE stream of the same viewer from the same first
+    position: the same ids in the same order (no gap, no repeat) and the same events, field by
+    field (a field REST leaves out may come as None over GraphQL)."""
+    assert received[0]["type"] == "state"
+    first = cast(dict[str, Any], received[0])
+    logged = [cast(dict[str, Any], e) for e in received if e["type"] not in ("state", "your_turn")]
+    stream = _ndjson(base, f"/api/v1/tables/{table_id}/stream", token, first["id"])
+    ids = [e["id"] for e in logged]
+    assert ids == [e["id"] for e in stream]
+    assert len(set(ids)) == len(ids)
+    for got, sent in zip(logged, stream, strict=True):
+        assert {k: v for k, v in got.items() if v is not None} == {
+            k: v for k, v in sent.items() if v is not None
+        }, (got, sent)
+
+
+def test_socket_documents_select_every_field_of_every_message_type() -> None:
+    """The SDK's subscription documents select every field of every StreamEvent type (a table:
+    every field of the REST body), pass the server's own checks (depth, cost, aliases), and its
+    codes' statuses are those of docs/errors.md."""
+    from graphql import FieldNode, InlineFragmentNode, get_named_type, parse
+    from hearts_client import _socket
+
+    from games.graphql.schema import schema
+    from games.graphql.view import HeartsGraphQLView
+
+    gs = schema.graphql_schema
+    view = HeartsGraphQLView()
+    variables = {"tableId": 1, "id": 1, "type": "play"}
+    for name in ("TABLE_EVENTS", "MY_EVENTS", "GET_TABLE", "SUBMIT_ACTION", "JOIN_TABLE", "LEAVE_TABLE"):
+        prepared = view.prepare(getattr(_socket, name), variables, None)
+        assert not isinstance(prepared, dict), (name, prepared)
+
+    def fields(selection: Any, parent: Any) -> None:
+        """Every field of `parent` selected, recursively (Table: but its paginated reads)."""
+        selected = {n.name.value: n for n in selection.selections if isinstance(n, FieldNode)}
+        wanted = set(parent.fields)
+        if parent.name == "Table":
+            wanted -= {"scoresheet", "moves", "events", "hands", "hand"}  # not in the REST body
+        assert set(selected) - {"__typename"} == wanted, parent.name
+        for key, node in selected.items():
+            if node.selection_set is not None:
+                fields(node.selection_set, get_named_type(parent.fields[key].type))
+
+    document = parse(_socket.TABLE_EVENTS)
+    root = document.definitions[0].selection_set.selections[0]  # type: ignore[attr-defined]
+    fragments = {
+        n.type_condition.name.value: n
+        for n in root.selection_set.selections
+        if isinstance(n, InlineFragmentNode)
+    }
+    possible = {t.name for t in gs.get_possible_types(gs.get_type("StreamEvent"))}
+    assert set(fragments) == possible
+    for type_name, fragment in fragments.items():
+        kind = gs.get_type(type_name)
+        with_id = type(fragment.selection_set)(
+            selections=(*fragment.selection_set.selections, FieldNode(name=type("N", (), {"value": "id"})()))
+        )
+        fields(with_id, kind)
+
+    documented = dict(
+        re.findall(r"^\| `([a-z_]+)` \| (\d{3}) \|", (ROOT / "docs/errors.md").read_text(), flags=re.M)
+    )
+    assert {c: int(s) for c, s in documented.items()} | {"internal_error": 500} == _socket.CODE_STATUS
+
+
+def test_socket_answers_turn_back_into_the_rest_shapes() -> None:
+    from hearts_client import _socket
+
+    message = {
+        "__typename": "YourTurnEvent",
+        "id": "12",
+        "table": 3,
+        "version": 12,
+        "hand": 1,
+        "phase": "passing",
+        "seat": 0,
+        "legalActions": {"type": "pass", "count": 3, "from": ["2C"], "cards": None, "choices": None},
+        "deadline": None,
+    }
+    assert _socket.event_of(message) == {
+        "id": "12",
+        "table": 3,
+        "type": "your_turn",
+        "seq": 12,
+        "version": 12,
+        "hand": 1,
+        "phase": "passing",
+        "seat": 0,
+        "legal_actions": {"type": "pass", "count": 3, "from": ["2C"]},
+        "deadline": None,
+    }
+    won = {"__typename": "TrickWonEvent", "id": "9:2", "type": "trick_won", "TrickWonEvent_points": 1}
+    assert _socket.event_of(won) == {"id": "9:2", "type": "trick_won", "points": 1}
+    stale = _socket.graphql_error([{"code": "stale_version", "message": "moved on", "field": None}])
+    assert isinstance(stale, StaleVersion) and stale.status == 409 and stale.version is None
+    limited = _socket.graphql_error(
+        [{"message": "slow", "extensions": {"code": "rate_limited", "retry_after": 2}}]
+    )
+    assert isinstance(limited, RateLimited) and limited.retry_after == 2
+    assert isinstance(_socket.graphql_error([{"code": "must_follow_suit", "message": "x"}]), RulesError)
+    gone = _socket.closing(4403, "authentication_failed: unknown token")
+    assert not gone.retry and gone.error.code == "authentication_failed"
+    assert _socket.closing(1006, "").retry and _socket.closing(4429, "rate_limited: wait").retry
+    assert not _socket.closing(4429, "invalid_request: too many initialisation requests").retry
+    assert _socket.socket_url("https://h.example/api/v1/") == "wss://h.example/graphql/"
+
+
+class Cutting(Lowest):
+    """Records every event; cuts the relay's connections after the given counts of events."""
+
+    def __init__(self, proxy: Proxy, cuts: list[int]) -> None:
+        self.proxy, self.cuts = proxy, cuts
+        self.events: list[Event] = []
+
+    def on_event(self, event: Event) -> None:
+        self.events.append(event)
+        if self.cuts and len(self.events) >= self.cuts[0]:
+            self.cuts.pop(0)
+            self.proxy.cut()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_sync_bot_plays_a_whole_game_over_one_socket_resumed_after_drops(
+    web: Callable[..., str], workers: Callable[..., object]
+) -> None:
+    """The Bot helper on the sync client plays a whole game over one WebSocket (the joinTable
+    mutation, the tableEvents subscription, the table query and submitAction): no HTTP request
+    after the table is made. The socket is cut three times mid-game; the events the subscription
+    yielded are exactly the SSE stream's for the same seat (same ids, no gap, no repeat)."""
+    workers()
+    base = web()
+    proxy = Proxy(base)
+    seen: list[httpx.Request | httpx.Response] = []
+    client = HeartsClient.as_guest(proxy.base, "socket", http=_counting(seen), retry=Retry(backoff=0.05))
+    table = client.create_table(
+        options={"target_score": 50}, bots={1: "random", 2: "random", 3: "random"}, clocks=NO_CLOCKS
+    )
+    requests = len(seen)
+    bot = Cutting(proxy, [30, 90, 150])
+    try:
+        final = bot.run(client, table["id"], 0, socket=True)
+    finally:
+        proxy.close()
+    assert len(seen) == requests, "an HTTP request during the game"
+    assert final["status"] == "finished" and final["your_seat"] == 0
+    assert not bot.cuts, "the game ended before the third cut"
+    assert bot.events[-1]["type"] == "table_finished"
+    assert client.token is not None
+    _same_as_the_stream(base, table["id"], client.token, bot.events)
+    mine = Move.objects.filter(table_id=table["id"], position=0, kind__in=["pass", "play", "moon"])
+    hands = TableRow.objects.get(pk=table["id"]).hand_number
+    assert mine.filter(kind="play").count() == 13 * hands  # nothing acted twice
+    assert all(m.idempotency_key == f"bot-{table['id']}-0-{m.seq - 1}" for m in mine if m.kind == "play")
+    client.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_async_socket_plays_a_hand_with_mutations_resumed_after_a_drop(
+    web: Callable[..., str], workers: Callable[..., object]
+) -> None:
+    """The async client plays a one-hand game by hand over one socket: `subscribe_table_events`,
+    and on each `your_turn` a mutation (`pass_cards`, `play`, `choose_moon`) at its version on the
+    same socket. The socket is cut mid-hand; the subscription resumes with `after` and what it
+    yielded equals the SSE stream; `subscribe_my_events` starts with the player's tables; errors
+    come back as the REST client's exceptions."""
+    workers()
+    base = web()
+    proxy = Proxy(base)
+
+    async def play() -> tuple[list[Event], int, str, int]:
+        async with await AsyncHeartsClient.as_guest(proxy.base, "async socket") as client:
+            table = await client.create_table(
+                options={"hands": 1}, bots={1: "basic", 2: "basic", 3: "basic"}, clocks=NO_CLOCKS
+            )
+            events: list[Event] = []
+            async with client.socket() as ws:
+                mine = ws.subscribe_my_events()
+                async for first in mine:
+                    assert first["type"] == "tables" and first["tables"] == []
+                    break
+                joined = await ws.join_table(table["id"], 0, version=table["version"])
+                assert joined["your_seat"] == 0 and joined["status"] == "passing"
+                with pytest.raises(RulesError) as refused:
+                    await ws.play(table["id"], "2C")  # passing, not playing
+                assert refused.value.code == "wrong_phase"
+                stream = ws.subscribe_table_events(table["id"])
+                async for event in stream:
+                    events.append(event)
+                    if len(events) == 25:
+                        proxy.cut()
+                    if event["type"] != "your_turn":
+                        continue
+                    legal, version = event["legal_actions"], event["version"]
+                    try:
+                        if legal["type"] == "pass":
+                            cards = sorted(legal["from"], key=_rank)[-legal["count"] :]
+                            await ws.pass_cards(table["id"], cards, version=version)
+                        elif legal["type"] == "moon":
+                            await ws.choose_moon(table["id"], "subtract", version=version)
+                        else:
+                            await ws.play(table["id"], min(legal["cards"], key=_rank), version=version)
+                    except StaleVersion:
+                        pass  # the subscription sends the turn again
+                final = await ws.get_table(table["id"])
+                assert final["status"] == "finished"
+                return events, table["id"], cast(str, client.token), ws.reconnects
+
+    try:
+        events, table_id, token, reconnects = asyncio.run(asyncio.wait_for(play(), 180))
+    finally:
+        proxy.close()
+    assert reconnects >= 1
+    assert events[-1]["type"] == "table_finished"
+    _same_as_the_stream(base, table_id, token, events)
+    assert Move.objects.filter(table_id=table_id, position=0, kind="play").count() == 13
+
+
+def _docs_block(language: str) -> str:
+    """The first `language` block of docs/clients.md's "Subscriptions over one socket"."""
+    text = (ROOT / "docs/clients.md").read_text()
+    section = text.split("### Subscriptions over one socket", 1)[1]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_the_socket_example_of_the_docs_runs(
+    web: Callable[..., str], workers: Callable[..., object], tmp_path: Path
+) -> None:
+    """docs/clients.md's Python example over one socket, as written, against a live server: it
+    plays its one-hand game and a spectator replays it to `table_finished`."""
+    workers()
+    base = web()
+    script = tmp_path / "example.py"
+    script.write_text(_docs_block("python").replace("http://localhost:8000", base))
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    scores, last = result.stdout.strip().splitlines()[-2:]
+    assert len(json.loads(scores)) == 4 and last == "table_finished"

@@ -187,3 +187,86 @@ def test_compiled_bot_plays_a_whole_game(
     mine = Move.objects.filter(table_id=table.pk, position=0, kind__in=["pass", "play", "moon"])
     assert mine.filter(kind="play").count() == 13 * table.hand_number == 13 * result["export"]["hands"]
     assert all(m.idempotency_key == f"bot-{table.pk}-0-{m.seq - 1}" for m in mine if m.kind == "play")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_compiled_bot_plays_a_whole_game_over_one_socket(
+    built: Path, web: Callable[..., str], workers: Callable[..., object], tmp_path: Path
+) -> None:
+    """node runs the compiled example with `--socket`: the Bot plays seat 0 over one WebSocket on the
+    `graphql-ws` npm client (with `ws` as Node 20's WebSocket): the joinTable and submitAction
+    mutations, the table query and the tableEvents subscription, through a relay cut twice
+    mid-game. graphql-ws reconnects and the subscription resumes with `after`: the events it
+    received are exactly the SSE stream's for the same seat, the same ids in order, none twice."""
+    node, _ = _tools()
+    workers()
+    base = web()
+    proxy = Proxy(base)
+    log = tmp_path / "socket.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [node, "dist/examples/play.js", proxy.base, "--socket"],
+            cwd=built,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 240
+        for plays in (5, 20):
+            while Move.objects.filter(kind="play", position=0).count() < plays:
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "no plays"
+                time.sleep(0.1)
+            proxy.cut()  # the socket (and any operation in flight) is cut: graphql-ws reconnects
+        proc.wait(max(1, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proxy.close()
+    output = log.read_text()
+    assert proc.returncode == 0, output
+    result = json.loads(output.strip().splitlines()[-1])
+    assert result["socket"] is True and result["status"] == "finished" and len(result["totals"]) == 4
+    assert result["reconnects"] >= 2
+    assert result["seen"]["state"] == 1 and result["seen"]["table_finished"] == 1
+    assert result["seen"]["your_turn"] >= 13
+    events = result["events"]
+    assert events[0][0] == "state"
+    logged = [event_id for kind, event_id in events if kind not in ("state", "your_turn")]
+    headers = {"Authorization": f"Bearer {result['token']}", "Last-Event-ID": events[0][1]}
+    url = f"{base}/api/v1/tables/{result['table']}/stream?format=ndjson"
+    with httpx.stream("GET", url, headers=headers, timeout=60) as response:
+        stream = [json.loads(line)["id"] for line in response.iter_lines() if line]
+    assert logged == stream and len(set(logged)) == len(logged)
+    table = TableRow.objects.get(pk=result["table"])
+    mine = Move.objects.filter(table_id=table.pk, position=0, kind__in=["pass", "play", "moon"])
+    assert mine.filter(kind="play").count() == 13 * table.hand_number  # nothing acted twice
+    assert all(m.idempotency_key == f"bot-{table.pk}-0-{m.seq - 1}" for m in mine if m.kind == "play")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_the_socket_example_of_the_docs_compiles_and_runs(
+    built: Path, web: Callable[..., str], workers: Callable[..., object]
+) -> None:
+    """docs/clients.md's TypeScript example over one socket, as written (importing the package from
+    its source), compiles under `tsc --strict` and plays its one-hand game to `table_finished`."""
+    node, _ = _tools()
+    workers()
+    base = web()
+    text = (ROOT / "docs" / "clients.md").read_text().split("### Subscriptions over one socket", 1)[1]
+    example = text.split("```ts\n", 1)[1].split("```", 1)[0]
+    example = example.replace('"hearts-client"', '"../src/index.js"').replace("http://localhost:8000", base)
+    (built / "examples" / "docs_socket.ts").write_text(example)
+    tsc = [node, str(built / "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json", "--strict"]
+    result = subprocess.run(tsc, cwd=built, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    run = subprocess.run(
+        [node, "dist/examples/docs_socket.js"], cwd=built, capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.strip().endswith("table_finished"), run.stdout

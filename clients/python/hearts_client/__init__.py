@@ -1,7 +1,9 @@
-"""Python client of the Hearts service API: sync and async clients, typed models and events, `Bot`."""
+"""Python client of the Hearts service API: sync and async clients, typed models and events, GraphQL
+subscriptions over one socket, `Bot`."""
 
 from hearts_client._core import Retry, __version__
 from hearts_client.aclient import AsyncEventStream, AsyncHeartsClient
+from hearts_client.asocket import AsyncSocket, AsyncSubscription
 from hearts_client.bot import Bot
 from hearts_client.client import EventStream, HeartsClient
 from hearts_client.errors import (
@@ -43,12 +45,15 @@ from hearts_client.models import (
     TournamentTableRow,
     YourTurn,
 )
+from hearts_client.socket import Socket, Subscription
 
 __all__ = [
     "EVENT_TYPES",
     "Action",
     "AsyncEventStream",
     "AsyncHeartsClient",
+    "AsyncSocket",
+    "AsyncSubscription",
     "AuthenticationError",
     "BadRequest",
     "Bot",
@@ -78,10 +83,12 @@ __all__ = [
     "Seat",
     "ServerError",
     "ServiceUnavailable",
+    "Socket",
     "StaleVersion",
     "Standing",
     "Standings",
     "StreamTicket",
+    "Subscription",
     "Table",
     "Tournament",
     "TournamentTableRow",

@@ -21,6 +21,8 @@ from hearts_client._core import (
     deprecated_alias,
     renamed_warning,
 )
+from hearts_client._socket import socket_url
+from hearts_client.asocket import AsyncSocket
 from hearts_client.client import api_base
 from hearts_client.errors import NotFound
 from hearts_client.models import (
@@ -468,6 +470,15 @@ class AsyncHeartsClient:
         2027-06-01)."""
         renamed_warning("stream", "stream_table_events or stream_my_events")
         return self._stream(table_id, last_event_id)
+
+    # -- one socket: GraphQL subscriptions, queries and mutations (docs/clients.md) ---------------
+
+    def socket(self, *, ticket: str | None = None) -> AsyncSocket:
+        """GraphQL over one WebSocket at `/graphql/`, as this client's token (or a stream `ticket`):
+        `async with client.socket() as ws:`, then `async for event in
+        ws.subscribe_table_events(table_id)`, `await ws.submit_action(...)` (see `AsyncSocket`)."""
+        url = socket_url(str(self._http.base_url))
+        return AsyncSocket(url, None if ticket else self.token, ticket=ticket, retry=self.retry)
 
     def _stream(self, table_id: int | None, last_event_id: str | None) -> AsyncEventStream:
         """As `HeartsClient.stream`, iterated with `async for`."""

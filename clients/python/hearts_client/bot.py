@@ -6,8 +6,10 @@ import logging
 from contextlib import aclosing, closing
 from typing import TYPE_CHECKING
 
+from hearts_client.asocket import AsyncSocket
 from hearts_client.errors import Conflict, HeartsError, RulesError, StaleVersion
 from hearts_client.models import Action, Event, Game, LegalActions, MoonChoice, Table
+from hearts_client.socket import Socket
 
 if TYPE_CHECKING:
     from hearts_client.aclient import AsyncHeartsClient
@@ -29,6 +31,10 @@ class Bot:
     - A 409 `stale_version` (the table moved on: another seat passed, a clock ran out) reads
       the table again and decides afresh; a refusal by the rules is logged and the bot waits for
       its next turn. The stream resumes by itself after a dropped connection.
+    - `run(..., socket=True)` (and `arun`) plays over one WebSocket instead: it sits with the
+      `joinTable` mutation, follows the `tableEvents` subscription, reads the table with the
+      `table` query and acts with `submitAction`, all on one socket, resumed after a drop with
+      the same rules (If-Match is `expectedVersion`, the same Idempotency-Key).
     """
 
     def choose_pass(self, view: Game, legal: LegalActions) -> list[str]:
@@ -64,11 +70,24 @@ class Bot:
 
     # -- the loop ------------------------------------------------------------------------------
 
-    def run(self, client: HeartsClient, table_id: int, seat: int | None = None) -> Table:
-        """Play `table_id` until it is over; returns the table as it ended."""
+    def run(
+        self, client: HeartsClient, table_id: int, seat: int | None = None, *, socket: bool = False
+    ) -> Table:
+        """Play `table_id` until it is over; returns the table as it ended. With `socket`, over one
+        WebSocket (GraphQL subscription and mutations) instead of REST and the SSE stream."""
+        if socket:
+            with client.socket() as ws:
+                return self._run(ws, table_id, seat)
+        return self._run(client, table_id, seat)
+
+    def _run(self, client: HeartsClient | Socket, table_id: int, seat: int | None) -> Table:
         self._sit(client, table_id, seat)
         self._stopped = False
-        with closing(iter(client.stream_table_events(table_id))) as events:
+        if isinstance(client, Socket):
+            events = iter(client.subscribe_table_events(table_id))
+        else:
+            events = iter(client.stream_table_events(table_id))
+        with closing(events):
             for event in events:
                 self.on_event(event)
                 if self._stopped:
@@ -77,14 +96,14 @@ class Bot:
                     self._turn(client, table_id)
         return client.get_table(table_id)
 
-    def _sit(self, client: HeartsClient, table_id: int, seat: int | None) -> None:
+    def _sit(self, client: HeartsClient | Socket, table_id: int, seat: int | None) -> None:
         try:
             client.join_table(table_id, seat)
         except (Conflict, RulesError):  # already seated (a restart), or started: are we in it?
             if client.get_table(table_id)["your_seat"] is None:
                 raise
 
-    def _turn(self, client: HeartsClient, table_id: int) -> None:
+    def _turn(self, client: HeartsClient | Socket, table_id: int) -> None:
         for _ in range(client.retry.attempts):
             table = client.get_table(table_id)
             decision = self._decide(table)
@@ -111,15 +130,27 @@ class Bot:
             return None
         return self.act(game, legal), f"bot-{table['id']}-{seat}-{table['version']}"
 
-    async def arun(self, client: AsyncHeartsClient, table_id: int, seat: int | None = None) -> Table:
-        """`run` on the async client."""
+    async def arun(
+        self, client: AsyncHeartsClient, table_id: int, seat: int | None = None, *, socket: bool = False
+    ) -> Table:
+        """`run` on the async client (`socket`: over one WebSocket)."""
+        if socket:
+            async with client.socket() as ws:
+                return await self._arun(ws, table_id, seat)
+        return await self._arun(client, table_id, seat)
+
+    async def _arun(self, client: AsyncHeartsClient | AsyncSocket, table_id: int, seat: int | None) -> Table:
         try:
             await client.join_table(table_id, seat)
         except (Conflict, RulesError):
             if (await client.get_table(table_id))["your_seat"] is None:
                 raise
         self._stopped = False
-        async with aclosing(aiter(client.stream_table_events(table_id))) as events:
+        if isinstance(client, AsyncSocket):
+            stream = aiter(client.subscribe_table_events(table_id))
+        else:
+            stream = aiter(client.stream_table_events(table_id))
+        async with aclosing(stream) as events:
             async for event in events:
                 self.on_event(event)
                 if self._stopped:
@@ -128,7 +159,7 @@ class Bot:
                     await self._aturn(client, table_id)
         return await client.get_table(table_id)
 
-    async def _aturn(self, client: AsyncHeartsClient, table_id: int) -> None:
+    async def _aturn(self, client: AsyncHeartsClient | AsyncSocket, table_id: int) -> None:
         for _ in range(client.retry.attempts):
             table = await client.get_table(table_id)
             decision = self._decide(table)

@@ -21,6 +21,7 @@ from hearts_client._core import (
     deprecated_alias,
     renamed_warning,
 )
+from hearts_client._socket import socket_url
 from hearts_client.errors import NotFound
 from hearts_client.models import (
     Action,
@@ -45,6 +46,7 @@ from hearts_client.models import (
     Tournament,
     TournamentTableRow,
 )
+from hearts_client.socket import Socket
 
 
 def api_base(base_url: str) -> str:
@@ -533,6 +535,16 @@ class HeartsClient:
         2027-06-01)."""
         renamed_warning("stream", "stream_table_events or stream_my_events")
         return self._stream(table_id, last_event_id)
+
+    # -- one socket: GraphQL subscriptions, queries and mutations (docs/clients.md) ---------------
+
+    def socket(self, *, ticket: str | None = None) -> Socket:
+        """GraphQL over one WebSocket at `/graphql/`, as this client's token (or a stream `ticket`:
+        then only that ticket's stream): `with client.socket() as ws:`, then
+        `ws.subscribe_table_events(table_id)`, `ws.subscribe_my_events()` (the streams' events,
+        resumed after a dropped socket), `ws.submit_action(...)`, `ws.execute(query, variables)`."""
+        url = socket_url(str(self._http.base_url))
+        return Socket(url, None if ticket else self.token, ticket=ticket, retry=self.retry)
 
     def _stream(self, table_id: int | None, last_event_id: str | None) -> EventStream:
         """A table's events (`table_id`) or, without it, the player's events at all their tables;

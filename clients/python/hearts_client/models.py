@@ -383,6 +383,8 @@ ErrorCode = Literal[
     "invalid_last_event_id",
     "ticket_invalid",
     "ticket_expired",
+    "too_many_sockets",
+    "too_many_subscriptions",
     "not_authenticated",
     "authentication_failed",
     "permission_denied",

@@ -2,20 +2,25 @@
  * A whole game against three server bots with the TypeScript client (run by tests/test_sdk_typescript.py):
  *
  *     node dist/examples/play.js http://localhost:8000
+ *     node dist/examples/play.js http://localhost:8000 --socket   # the game over one WebSocket
  *
  * A guest creates a table with three random bots and no clocks, and a `Bot` plays seat 0 to the end:
  * pass the three highest cards, play the lowest legal one. Prints one JSON line: who the token is,
  * the status of a stream opened with a ticket, the game's export and transcript, the table, its
- * status and totals, the events seen by type, and how often the stream was resumed.
+ * status and totals, the events seen by type, and how often the stream was resumed. With `--socket`
+ * the bot plays over one GraphQL WebSocket (graphql-ws: the `tableEvents` subscription, the `table`
+ * query, the `joinTable` and `submitAction` mutations), and the line also holds the ids of the events
+ * it received, to compare with the SSE stream's.
  */
 
-import { Bot, HeartsClient, type Game, type LegalActions, type StreamEvent } from "../src/index.js";
+import { Bot, HeartsClient, type Game, type LegalActions, type StreamEvent, type Table } from "../src/index.js";
 
 const RANKS = "23456789TJQKA";
 const rank = (card: string): number => RANKS.indexOf(card.slice(0, -1).replace("10", "T"));
 
 class Lowest extends Bot {
   seen: Record<string, number> = {};
+  ids: [string, string][] = []; // [type, id] of each event, in order
 
   choosePass(_view: Game, legal: LegalActions): string[] {
     const cards = [...(legal.from ?? [])].sort((a, b) => rank(a) - rank(b));
@@ -31,10 +36,12 @@ class Lowest extends Bot {
 
   override onEvent(event: StreamEvent): void {
     this.seen[event.type] = (this.seen[event.type] ?? 0) + 1;
+    this.ids.push([event.type, (event as { id?: string }).id ?? ""]);
   }
 }
 
 const base = process.argv[2] ?? "http://localhost:8000";
+const overSocket = process.argv.includes("--socket");
 const client = await HeartsClient.asGuest(base, "typescript", { retry: { backoffMs: 100 } });
 const created = await client.createTable({
   options: { target_score: 50 },
@@ -42,8 +49,19 @@ const created = await client.createTable({
   clocks: { pass: null, play: null, moon: null },
 });
 const bot = new Lowest();
-const stream = client.stream(created.id);
-const table = await bot.run(client, created.id, 0, stream);
+let table: Table;
+let reconnects: number;
+if (overSocket) {
+  const ws = await client.socket(); // graphql-ws; on Node 20 with the `ws` package as its WebSocket
+  const subscription = ws.subscribeTableEvents(created.id);
+  table = await bot.run(ws, created.id, 0, subscription);
+  reconnects = subscription.reconnects;
+  await ws.close();
+} else {
+  const stream = client.streamTableEvents(created.id);
+  table = await bot.run(client, created.id, 0, stream);
+  reconnects = stream.reconnects;
+}
 // Who am I, and a ticket that opens the table's stream without the Authorization header.
 const me = await client.me();
 const ticket = await client.streamTicket(table.id);
@@ -62,6 +80,7 @@ console.log(
     status: table.status,
     totals: table.game?.scores ?? null,
     seen: bot.seen,
-    reconnects: stream.reconnects,
+    reconnects,
+    ...(overSocket ? { socket: true, events: bot.ids, token: client.token } : {}),
   }),
 );

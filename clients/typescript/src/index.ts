@@ -6,10 +6,20 @@
 
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { components } from "./schema.js";
+import { openSocket, type HeartsSocket, type SocketOptions, type SocketSubscription } from "./socket.js";
 
 type Schemas = components["schemas"];
 /** The whole generated description: every path, operation and schema of the OpenAPI document. */
 export type { components, operations, paths } from "./schema.js";
+/** GraphQL over one WebSocket: subscriptions, queries and mutations (docs/clients.md). */
+export {
+  HeartsSocket,
+  SocketSubscription,
+  eventOf,
+  graphqlError,
+  snake,
+  type SocketOptions,
+} from "./socket.js";
 export type Table = Schemas["TableOut"];
 export type Seat = Schemas["SeatOut"];
 export type Game = Schemas["GameOut"];
@@ -582,6 +592,15 @@ export class HeartsClient {
     return this.openStream(tableId, lastEventId);
   }
 
+  /**
+   * GraphQL over one WebSocket at `/graphql/` as this client's token (or `options.ticket`), open
+   * until `close()`: `subscribeTableEvents(tableId)` and `subscribeMyEvents()` (the streams'
+   * events, resumed after a dropped socket), `submitAction`, `getTable`, `execute(query, variables)`.
+   */
+  socket(options: SocketOptions = {}): Promise<HeartsSocket> {
+    return openSocket(this.base, this.token, this.retry, (failures) => this.delay(failures), options);
+  }
+
   private openStream(tableId: number | undefined, lastEventId: string | undefined): EventStream {
     return new EventStream(this, tableId === undefined ? "me/stream" : `tables/${tableId}/stream`, {
       tableStream: tableId !== undefined,
@@ -860,21 +879,32 @@ export abstract class Bot {
   /** Every event of the table's stream, before the bot acts on it. */
   onEvent(_event: StreamEvent): void {}
 
-  /** Play `tableId` until it is over; resolves with the table as it ended. */
-  async run(client: HeartsClient, tableId: number, seat?: number, stream?: EventStream): Promise<Table> {
+  /**
+   * Play `tableId` until it is over; resolves with the table as it ended. Given a `HeartsSocket`
+   * (`await client.socket()`), it plays over that one socket: `joinTable` and `submitAction`
+   * mutations, the `table` query and the `tableEvents` subscription, resumed after a drop.
+   */
+  async run(
+    client: HeartsClient | HeartsSocket,
+    tableId: number,
+    seat?: number,
+    stream?: EventStream | SocketSubscription,
+  ): Promise<Table> {
     try {
       await client.joinTable(tableId, seat);
     } catch (error) {
       if (!(error instanceof HeartsError) || (await client.getTable(tableId)).your_seat === null) throw error;
     }
-    for await (const event of stream ?? client.streamTableEvents(tableId)) {
+    const events =
+      stream ?? (client instanceof HeartsClient ? client.streamTableEvents(tableId) : client.subscribeTableEvents(tableId));
+    for await (const event of events) {
       this.onEvent(event);
       if (event.type === "your_turn") await this.turn(client, tableId);
     }
     return client.getTable(tableId);
   }
 
-  private async turn(client: HeartsClient, tableId: number): Promise<void> {
+  private async turn(client: HeartsClient | HeartsSocket, tableId: number): Promise<void> {
     for (let attempt = 0; attempt < client.retry.attempts; attempt++) {
       const table = await client.getTable(tableId);
       const game = table.game;
