@@ -22,6 +22,13 @@ FIGURES = {
     "engine.py": ["random_hands_per_s_4p", "legal_actions_per_s"],
     "workers.py": ["engine_games_per_min", "full_stack_games_per_min", "timeout_lag_p99_ms"],
     "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
+    "subscriptions.py": [
+        "redis_connections",
+        "rss_per_subscription_kb",
+        "latency_p99_ms",
+        "sse_rss_per_stream_kb",
+        "socket_play_vs_http_post_ratio",
+    ],
     "ratings.py": [
         "plackett_luce_kendall_tau",
         "plackett_luce_us_per_update",
@@ -107,6 +114,27 @@ def test_the_streams_benchmark_runs_on_postgres_and_redis(redis_url: str) -> Non
     # limiter, the cache and the wake-up publisher, bounded by the thread pool, not by the streams
     # (a run under load saw 6). One per stream would be 40 or more.
     assert figures["redis_connections"] <= 40 // 4 and figures["events_delivered"] > 0
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_the_subscriptions_benchmark_runs_on_postgres_and_redis(redis_url: str) -> None:
+    """40 subscriptions (and then 40 SSE streams) over 4 tables for 2 s per phase, and 5 plays of each
+    kind over the socket and over HTTP, on a scratch database of its own."""
+    db = dj_database_url.parse(os.environ["DATABASE_URL"])
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    url = f"postgres://{db['USER']}@{host}/bench_subscriptions_smoke"
+    figures = run(
+        "subscriptions.py",
+        DATABASE_URL=url,
+        REDIS_URL=redis_url,
+        BENCH_STREAMS="40",
+        BENCH_TABLES="4",
+        BENCH_STREAM_SECONDS="2",
+    )
+    # One pub/sub connection per process and the bounded pool, not one per subscription.
+    assert figures["redis_connections"] <= 40 // 4 and figures["events_delivered"] > 0
+    assert figures["sse_events_delivered"] > 0 and figures["plays_per_kind"] == 5
 
 
 def test_our_bot_against_openspiel_ismcts() -> None:

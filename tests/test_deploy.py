@@ -239,6 +239,11 @@ def test_dockerfile_is_multi_stage_non_root_and_never_migrates_at_start() -> Non
     assert "exec uvicorn hearts_service.asgi:application" in command
     assert "--workers" in command and "WEB_CONCURRENCY:-2" in command
     assert "--lifespan off" in command and "--proxy-headers" in command
+    # The WebSocket flags the tests' servers run with, in the image and in make run alike.
+    from tests.games.conftest import WS_FLAGS
+
+    assert " ".join(WS_FLAGS) in command
+    assert " ".join(WS_FLAGS) in (ROOT / "Makefile").read_text()
     assert "migrate" not in command and not any(i.cmd == "ENTRYPOINT" for i in runtime)
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.games.conftest import WS_FLAGS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -35,7 +37,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     command = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
-    command += ["--lifespan", "off", "--ws-ping-interval", "10", "--ws-ping-timeout", "10"]
+    command += ["--lifespan", "off", *WS_FLAGS]
     log = open(tmp / "server.log", "wb")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(
         command, cwd=ROOT, env={**env, "HEARTS_EMBEDDED_WORKER": "1"}, stdout=log, stderr=subprocess.STDOUT

@@ -30,6 +30,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import time
 import uuid
 from collections.abc import Coroutine
@@ -98,6 +99,7 @@ class Socket:
     last_heard: float = field(default_factory=time.monotonic)
     opened: float = field(default_factory=time.monotonic)
     pinged: float = 0.0  # when the last `ping` went out
+    phase: float = field(default_factory=lambda: random.uniform(0.5, 1.0))  # of `every`, for pings
     kept_alive: float = field(default_factory=time.monotonic)  # when the last legacy `ka` went out
     send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -200,7 +202,9 @@ class Socket:
         silent = now - self.last_heard
         if silent >= every + wait:
             return self.close(GOING_AWAY, None, f"no pong within {wait:g} s of a ping")
-        if silent >= every and self.pinged <= self.last_heard:
+        # Each socket waits a little more or less than `every` (its own phase): sockets opened
+        # together are not all pinged in the same round, whose pongs would then stall the loop.
+        if silent >= every * self.phase and self.pinged <= self.last_heard:
             self.pinged = now
             return self.send({"type": "ping"})
         return None
@@ -694,7 +698,7 @@ class Sweeper:
             every = _setting("GRAPHQL_WS_PING_SECONDS", 10)
             wait = _setting("GRAPHQL_WS_PONG_SECONDS", 10)
             init = _setting("GRAPHQL_WS_INIT_SECONDS", 10)
-            await asyncio.sleep(min(every, wait, init) / 4)
+            await asyncio.sleep(min(every, wait, init) / 20)  # small rounds, each with a few sockets due
             if not self.sockets:
                 continue
             now = time.monotonic()

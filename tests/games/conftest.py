@@ -25,8 +25,10 @@ from games.services import table_replay
 from hearts_service.celery import app
 from tests.conftest import REPLAYED_TABLES, celery_eager
 
-# As deployed (Makefile, deploy/Dockerfile): a dead WebSocket peer is found within 20 s.
-WS_PINGS = ["--ws-ping-interval", "10", "--ws-ping-timeout", "10"]
+# The WebSocket flags of uvicorn, as deployed (Makefile, deploy/Dockerfile; tests/test_deploy.py holds
+# them equal): a dead peer is found within 20 s; no permessage-deflate (compressing each small event
+# was a third of the event loop's time with 2,000 subscriptions: bench/README.md, subscriptions.py).
+WS_FLAGS = ["--ws-ping-interval", "10", "--ws-ping-timeout", "10", "--ws-per-message-deflate", "false"]
 GAME_LANES = "clocks,people,bots"  # every lane but webhooks: one worker for the game's tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +154,7 @@ def web(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[Call
         port = _free_port()
         log = tmp_path / f"web{len(started)}.log"
         cmd = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
-        proc = _spawn([*cmd, "--lifespan", "off", *WS_PINGS], {**base_env, **env}, log)
+        proc = _spawn([*cmd, "--lifespan", "off", *WS_FLAGS], {**base_env, **env}, log)
         started.append(proc)
         base = f"http://127.0.0.1:{port}"
         for _ in range(150):

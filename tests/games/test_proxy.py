@@ -37,7 +37,7 @@ from gql import Client, gql
 from gql.transport.websockets import WebsocketsTransport
 from httpx_sse import connect_sse
 
-from tests.games.conftest import WS_PINGS, _free_port, _spawn, _stop, _test_db_env
+from tests.games.conftest import WS_FLAGS, _free_port, _spawn, _stop, _test_db_env
 from tests.test_deploy import nginx_binary, nginx_config
 
 pytestmark = [
@@ -116,7 +116,7 @@ def cluster(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[
         for i in range(3):
             port = _free_port()
             cmd = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
-            cmd += ["--lifespan", "off", "--proxy-headers", *WS_PINGS]  # as the image runs it
+            cmd += ["--lifespan", "off", "--proxy-headers", *WS_FLAGS]  # as the image runs it
             proc = _spawn(cmd, env, tmp_path / f"web{i}.log")
             procs.append(proc)
             backends.append(Backend(port, proc))
