@@ -4,13 +4,9 @@ a live server, resuming its stream after the connection is cut."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import os
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +17,9 @@ from django.conf import settings
 
 from games.models import Move
 from games.models import Table as TableRow
-from tests.conftest import skip_or_fail
 from tests.games import conftest as games
 from tests.games.test_bot_client import Proxy
+from tests.node_modules_cache import node_modules, node_tools
 
 # The live-server fixtures of tests/games (this file sits beside, not under, their conftest).
 web, workers, finished_tables_replay_exactly = games.web, games.workers, games.finished_tables_replay_exactly
@@ -34,37 +30,11 @@ REGENERATE = "regenerate it: `cd clients/typescript && npm ci && npm run generat
 
 
 def _tools() -> tuple[str, str]:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        skip_or_fail("node and npm are not installed (the TypeScript SDK's tests need Node.js 20)")
-    assert node is not None and npm is not None
-    return node, npm
+    return node_tools("the TypeScript SDK's tests need Node.js 20")
 
 
 def _node_modules(npm: str) -> Path:
-    """`npm ci` once per lockfile: node_modules is kept under the user's cache directory, keyed by
-    the hash of package.json and package-lock.json, so a warm run installs nothing."""
-    digest = hashlib.sha256((TS / "package.json").read_bytes() + (TS / "package-lock.json").read_bytes())
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hearts-client-ts"
-    root.mkdir(parents=True, exist_ok=True)
-    cached = root / digest.hexdigest()[:20]
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time (pytest -n 2)
-        if not (cached / "node_modules").is_dir():
-            staging = Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
-            for name in ("package.json", "package-lock.json"):
-                shutil.copy(TS / name, staging / name)
-            result = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-                cwd=staging,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert result.returncode == 0, result.stdout + result.stderr
-            shutil.rmtree(cached, ignore_errors=True)
-            staging.rename(cached)
-    return cached / "node_modules"
+    return node_modules(npm, TS, "hearts-client-ts")
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,10 @@ viewer: nothing missed, nothing repeated, through to `TableFinishedEvent` and th
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +34,8 @@ from games.graphql.schema import schema
 from tests.conftest import skip_or_fail
 from tests.games.test_bot_client import Proxy
 from tests.games.test_graphql import _selection
+from tests.games.test_subscriptions import _rest_shape, _snake
+from tests.node_modules_cache import node_modules, node_tools
 
 pytestmark = [
     pytest.mark.needs_postgres,
@@ -57,38 +55,11 @@ GAME_SECONDS = 180  # far more than a game of four unpaced bots takes
 
 
 def _tools() -> tuple[str, str]:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        skip_or_fail("node and npm are not installed (the subscription clients' tests need Node.js 20)")
-    assert node is not None and npm is not None
-    return node, npm
+    return node_tools("the subscription clients' tests need Node.js 20")
 
 
 def _node_modules(npm: str) -> Path:
-    """`npm ci` once per lockfile (as tests/test_sdk_typescript.py does): node_modules is kept under
-    the user's cache directory, keyed by the hash of package.json and package-lock.json, so a warm
-    run installs nothing and the work tree gets no node_modules."""
-    digest = hashlib.sha256((NODE / "package.json").read_bytes() + (NODE / "package-lock.json").read_bytes())
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hearts-node-clients"
-    root.mkdir(parents=True, exist_ok=True)
-    cached = root / digest.hexdigest()[:20]
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time (pytest -n 2)
-        if not (cached / "node_modules").is_dir():
-            staging = Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
-            for name in ("package.json", "package-lock.json"):
-                shutil.copy(NODE / name, staging / name)
-            result = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-                cwd=staging,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert result.returncode == 0, result.stdout + result.stderr
-            shutil.rmtree(cached, ignore_errors=True)
-            staging.rename(cached)
-    return cached / "node_modules"
+    return node_modules(npm, NODE, "hearts-node-clients")
 
 
 @pytest.fixture(scope="module")
@@ -195,36 +166,6 @@ def _document() -> str:
 
 def _type_name(kind: str) -> str:
     return "".join(part.capitalize() for part in kind.split("_")) + "Event"
-
-
-def _without_nulls(value: Any) -> Any:
-    """GraphQL answers every field of its type; a REST event leaves out what it does not have."""
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
-
-
-def _snake(value: Any) -> Any:
-    """A GraphQL answer in the REST shape: snake_case keys, no __typename, type aliases undone."""
-    if isinstance(value, list):
-        return [_snake(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out = {}
-    for key, item in value.items():
-        if key == "__typename":
-            continue
-        key = key.split("_", 1)[1] if re.match(r"[A-Z]\w*Event_", key) else key
-        out[re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()] = _snake(item)
-    return out
-
-
-def _rest_shape(event: dict[str, Any]) -> dict[str, Any]:
-    """An event without the envelope fields (its id and table, compared on their own)."""
-    shape: dict[str, Any] = _without_nulls({k: v for k, v in event.items() if k not in ("id", "table")})
-    return shape
 
 
 def _rest_events(base: str, table_id: int, auth: dict[str, str], after: int) -> list[dict[str, Any]]:

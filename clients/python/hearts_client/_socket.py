@@ -23,14 +23,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from hearts_client.errors import (
-    AuthenticationError,
-    BadRequest,
-    Conflict,
+    _BY_STATUS,  # the error class of each HTTP status, as REST raises them
     HeartsError,
-    NotFound,
-    PermissionDenied,
     RateLimited,
-    RulesError,
     ServerError,
     ServiceUnavailable,
     StaleVersion,
@@ -223,16 +218,6 @@ _STATUS_CODES = {
 # Each code's HTTP status (docs/errors.md; a test holds the two equal): the class it is raised as.
 CODE_STATUS: dict[str, int] = {
     code: status for status, codes in _STATUS_CODES.items() for code in codes.split()
-}
-_BY_STATUS: dict[int, type[HeartsError]] = {
-    400: BadRequest,
-    401: AuthenticationError,
-    403: PermissionDenied,
-    404: NotFound,
-    409: Conflict,
-    422: RulesError,
-    429: RateLimited,
-    503: ServiceUnavailable,
 }
 
 
