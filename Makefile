@@ -31,7 +31,7 @@ $(BENCH_VENV)/.installed: pyproject.toml setup.py $(COMPILED_SRC) $(BENCH_VENV)/
 run: $(VENV)/.installed
 	$(VENV)/bin/python manage.py migrate
 	HEARTS_EMBEDDED_WORKER=1 $(VENV)/bin/uvicorn hearts_service.asgi:application \
-		--host 0.0.0.0 --port $${PORT:-8000} --lifespan off --ws-ping-interval 10 --ws-ping-timeout 10 --ws-per-message-deflate false
+		--host 0.0.0.0 --port $${PORT:-8000} --lifespan off --ws websockets --ws-ping-interval 10 --ws-ping-timeout 5 --ws-per-message-deflate false
 
 # Style, types and layers: ruff (lint and format), mypy (scope in pyproject.toml), import-linter.
 lint: $(VENV)/.installed

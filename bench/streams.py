@@ -242,11 +242,14 @@ def stream_reads(base: str) -> dict[str, float]:
     return {kind: float(value) for kind, value in found}
 
 
+# The WebSocket flags of make run and the image (tests/games/conftest.py, WS_FLAGS).
+WS_FLAGS = "--ws websockets --ws-ping-interval 10 --ws-ping-timeout 5 --ws-per-message-deflate false"
+
+
 def start_web(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
     cmd += ["--lifespan", "off", "--log-level", "warning", "--backlog", "4096"]
-    # The WebSocket flags of make run and the image (tests/games/conftest.py, WS_FLAGS).
-    cmd += ["--ws-ping-interval", "10", "--ws-ping-timeout", "10", "--ws-per-message-deflate", "false"]
+    cmd += WS_FLAGS.split()
     out = open(log, "ab")  # noqa: SIM115 (lives as long as the server)
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
