@@ -410,9 +410,13 @@ def test_stream_resumes_after_the_connection_is_cut(
     client = HeartsClient.as_guest(proxy.base, "watcher", retry=Retry(backoff=0.05))
     # A hand is about 60 events and a game to 100 lasts at least four hands, so four cuts every 20
     # events always land while the game goes on (a game to 50 could end after two hands, before
-    # the fourth cut).
+    # the fourth cut). The bots are paced (20 ms a card): unpaced, a bot-only game can run ahead of
+    # the client, whose resumed connection then brings the rest of the game in one read, so that a
+    # later cut lands after the last event is already in its buffer (seen once in CI: 2 reconnects).
     table = client.create_table(
-        options={"target_score": 100}, bots={0: "random", 1: "random", 2: "random", 3: "random"}
+        options={"target_score": 100},
+        bots={0: "random", 1: "random", 2: "random", 3: "random"},
+        bot_pace_ms=20,
     )
     stream = client.stream(table["id"])
     streamed: list[Event] = []
