@@ -37,19 +37,18 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
 from django.http import HttpRequest
 from django.utils import translation
 from graphql import DocumentNode, ExecutionResult, GraphQLError, OperationType, execute
 from graphql.execution import create_source_event_stream
 
-from games import accounts, messages
+from games import accounts
 from games.accounts import Principal
 from games.errors import ServiceError
-from games.graphql.view import HeartsGraphQLView, Refused, _charge_request
+from games.graphql.view import HeartsGraphQLView, Refused, _charge_request, _coded
 from games.infra import metrics, ratelimit, sockets
+from games.live.fanout import db as _db
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +238,7 @@ class Socket:
         if self.protocol == TRANSPORT_WS:
             await self.close(BAD_REQUEST, "invalid_request", detail)
         else:  # the legacy protocol answers an `error` and goes on
-            error = _coded("invalid_request", detail)
+            error = _error("invalid_request", detail)
             await self.send(
                 {"type": "error", **({"id": op_id} if isinstance(op_id, str) else {}), "payload": error}
             )
@@ -298,7 +297,7 @@ class Socket:
                 await self.bad_message(op_id, "start needs a string id and a payload object")
                 return
             if not self.acked:
-                error = _coded("not_authenticated", "start only after connection_ack")
+                error = _error("not_authenticated", "start only after connection_ack")
                 await self.send({"type": "error", "id": op_id, "payload": error})
                 return
             if op_id in self.ops:  # the protocol's rule: a start with a running id replaces it
@@ -359,7 +358,7 @@ class Socket:
 
     async def refuse(self, code: int, error: str, detail: str, **details: Any) -> None:
         if self.protocol == LEGACY_WS:
-            payload = _coded(error, detail)
+            payload = _error(error, detail)
             payload["extensions"].update(details)
             await self.send({"type": "connection_error", "payload": payload})
             code = LEGACY_CONNECTION_ERROR if code != TOO_MANY else code
@@ -376,13 +375,13 @@ class Socket:
     async def start(self, op_id: str, payload: dict[str, Any]) -> None:
         query, variables, name = payload.get("query"), payload.get("variables"), payload.get("operationName")
         if not isinstance(query, str) or not query.strip():
-            await self.op_error(op_id, [_coded("invalid_request", "query must be a non-empty string")])
+            await self.op_error(op_id, [_error("invalid_request", "query must be a non-empty string")])
             return
         if variables is not None and not isinstance(variables, dict):
-            await self.op_error(op_id, [_coded("invalid_variables", "variables must be an object")])
+            await self.op_error(op_id, [_error("invalid_variables", "variables must be an object")])
             return
         if name is not None and not isinstance(name, str):
-            await self.op_error(op_id, [_coded("invalid_request", "operationName must be a string")])
+            await self.op_error(op_id, [_error("invalid_request", "operationName must be a string")])
             return
         task = asyncio.create_task(self._operation(op_id, query, variables, name))
         self.ops[op_id] = Operation(task)
@@ -445,7 +444,7 @@ class Socket:
             raise
         except Exception:
             log.exception("GraphQL socket operation failed")
-            await self.op_error(op_id, [_coded("internal_error", "internal error")])
+            await self.op_error(op_id, [_error("internal_error", "internal error")])
 
     async def _subscription(
         self,
@@ -511,7 +510,7 @@ def _prepare_and_run(
     try:
         prepared = view.prepare(query, variables, name)
     except Refused as exc:
-        return "errors", [_coded(exc.code, exc.message)]
+        return "errors", [_error(exc.code, exc.message)]
     if isinstance(prepared, dict):
         return "errors", prepared["errors"]
     document, operation = prepared
@@ -519,7 +518,7 @@ def _prepare_and_run(
         return "subscription", document
     if ticketed:
         detail = "a ticket opens one stream: send a bearer token in connection_init for queries and mutations"
-        return "errors", [_coded("permission_denied", detail)]
+        return "errors", [_error("permission_denied", detail)]
     body, _, _ = _run_once(view, context, document, variables, name)
     return "result", body
 
@@ -641,10 +640,6 @@ def _header_of(payload: dict[str, Any]) -> str:
     return f"Bearer {token}"
 
 
-def _coded(code: str, message: str) -> dict[str, Any]:
-    return {"message": messages.detail(code, message), "extensions": {"code": code}}
-
-
 def _meta(scope: dict[str, Any]) -> dict[str, Any]:
     """The handshake as WSGI-style META: the client's address and its headers."""
     meta: dict[str, Any] = {}
@@ -657,16 +652,8 @@ def _meta(scope: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-async def _db(fn: Any, *args: Any) -> Any:
-    """Run `fn` in a worker thread, its database connection given back after (as the streams do)."""
-
-    def run() -> Any:
-        try:
-            return fn(*args)
-        finally:
-            close_old_connections()
-
-    return await sync_to_async(run, thread_sensitive=False)()
+def _error(code: str, message: str) -> dict[str, Any]:
+    return _coded(message, code)  # the HTTP endpoint's coded error (games/graphql/view.py)
 
 
 _views: list[HeartsGraphQLView] = []
