@@ -242,7 +242,7 @@ def stream_reads(base: str) -> dict[str, float]:
     return {kind: float(value) for kind, value in found}
 
 
-# The WebSocket flags of make run and the image (tests/games/conftest.py, WS_FLAGS).
+# The WebSocket flags of make run and the image (tests/live.py, WS_FLAGS).
 WS_FLAGS = "--ws websockets --ws-ping-interval 10 --ws-ping-timeout 5 --ws-per-message-deflate false"
 
 

@@ -26,7 +26,7 @@ from django.utils.translation import gettext, gettext_noop
 
 _ = gettext_noop  # marks a message for makemessages; it is translated when an answer is rendered
 
-# One entry per code of games.errors.Code (tests/games/test_languages.py holds them equal).
+# One entry per code of games.errors.Code (tests/api/test_languages.py holds them equal).
 MESSAGES: dict[str, tuple[str, ...]] = {
     # -- the rules engine --
     "wrong_phase": (_("that action does not fit this phase of the hand"),),

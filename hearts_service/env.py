@@ -3,8 +3,8 @@ the variable and the value, instead of becoming a default, False or a bare Value
 
 Every reader takes the variable's name and its default; a variable that is unset or blank (`NAME=` in
 an env file) has the default. `environ` replaces os.environ (tests). Kept apart from settings so the
-rules can be tested directly (tests/test_foundation.py, tests/test_settings.py); why not a library:
-docs/deploy.md ("Environment variables").
+rules can be tested directly (tests/service/test_foundation.py, tests/service/test_settings.py);
+why not a library: docs/deploy.md ("Environment variables").
 """
 
 from __future__ import annotations

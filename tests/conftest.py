@@ -9,6 +9,8 @@ import psycopg
 import pytest
 import redis
 
+pytest_plugins = ["tests.live"]  # the live-process and replay fixtures of every folder
+
 POSTGRES_ENGINE = "django.db.backends.postgresql"
 # Bots play unpaced in the suite, in this process and in the servers and workers it starts (they
 # inherit the environment): tests move far faster than people watch. The pace's own tests set it.
@@ -142,7 +144,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             skip_or_fail(problem)
 
 
-REPLAYED_TABLES: list[int] = []  # the finished tables tests/games/conftest.py replayed, in this process
+REPLAYED_TABLES: list[int] = []  # the finished tables tests/live.py replayed, in this process
 _replayed_by_workers: list[int] = []  # under pytest-xdist: each worker's count, in the controller
 
 
@@ -202,7 +204,7 @@ def bots_unpaced(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(autouse=True)
 def rate_limits_off(request: pytest.FixtureRequest) -> None:
     """Tests make requests far faster than people do: limits are off unless a test turns them
-    on (tests/games/test_protection.py); live servers started by tests keep them on. (The
+    on (tests/api/test_protection.py); live servers started by tests keep them on. (The
     compiled-engine run has no Django: nothing to do there.)"""
     if request.config.pluginmanager.hasplugin("django"):
         request.getfixturevalue("settings").RATE_LIMITS_ENABLED = False

@@ -1,5 +1,5 @@
 // What the page does with each event the service can send: one entry per type of the contract
-// (event-types.js, generated from the service's OpenAPI document). tests/games/test_web_events.py
+// (event-types.js, generated from the service's OpenAPI document). tests/e2e/test_web_events.py
 // fails when the service can send a type that has no entry here, and runs every entry on the
 // contract's example of its type, in every language of the page.
 //

@@ -1,5 +1,5 @@
 // The page's words: one catalog per language in i18n/<lang>.json, with the same keys in every
-// one (tests/games/test_web_i18n.py checks them, and that every key the page uses is in each).
+// one (tests/e2e/test_web_i18n.py checks them, and that every key the page uses is in each).
 // t("key", {name}) fills {name} in; tp("key", n) picks key.one or key.other by the language's
 // plural rules.
 

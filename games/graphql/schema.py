@@ -1,7 +1,7 @@
 """The GraphQL schema: the root queries and mutations, each calling the same service as its REST operation.
 
 A write is the mutation named as its REST operationId and a read is a query or a field of its resource
-(docs/graphql.md, "Names, parity with REST and deprecations"; tests/games/test_graphql_parity.py);
+(docs/graphql.md, "Names, parity with REST and deprecations"; tests/graphql/test_graphql_parity.py);
 the event streams are subscriptions instead, and renamed mutations keep their old name, deprecated.
 """
 

@@ -1,5 +1,5 @@
 /**
- * A whole game against three server bots with the TypeScript client (run by tests/test_sdk_typescript.py):
+ * A whole game against three server bots with the TypeScript client (run by tests/e2e/test_sdk_typescript.py):
  *
  *     node dist/examples/play.js http://localhost:8000
  *     node dist/examples/play.js http://localhost:8000 --socket   # the game over one WebSocket

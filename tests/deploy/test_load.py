@@ -1,0 +1,43 @@
+"""The load-and-faults scenario of bench/load.py at CI size: a production-like stack (uvicorn with
+two workers, a Celery worker per lane and beat, a PostgreSQL and a Redis of its own) plays a dozen
+tables while the people lane's worker is killed, Redis restarts, a web worker is killed and
+PostgreSQL restarts; nothing answers 500, every table finishes or keeps moving, and every move log
+replays exactly."""
+
+from __future__ import annotations
+
+import glob
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import skip_or_fail
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_dozen_tables_survive_a_killed_worker_redis_and_postgres_restarts_and_a_killed_web_worker() -> None:
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and shutil.which("initdb") is None:
+        skip_or_fail("PostgreSQL's server programs (initdb) are not installed")
+    if shutil.which("redis-server") is None:
+        skip_or_fail("redis-server is not installed")
+    run = subprocess.run(
+        [sys.executable, "bench/load.py", "--tables", "12", "--duration", "45", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    figures = dict(line.split(": ", 1) for line in run.stdout.splitlines() if ": " in line)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert figures["move_logs_replayed_exactly"] == "12"
+    assert int(figures["tables_finished"]) + int(figures["tables_unfinished_still_moving"]) == 12
+    assert sum(line.startswith("fault: ") for line in run.stdout.splitlines()) == 4
+    assert figures["answers_500"] == "0"
+    assert "PROBLEM" not in run.stdout
+
+
+pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]

@@ -1,1 +1,0 @@
-"""Tests of the games app: the write path, and (next) the REST and GraphQL adapters."""
