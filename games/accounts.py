@@ -72,6 +72,10 @@ def app_create(*, name: str) -> tuple[App, str]:
     return App.objects.create(name=name, key_hash=hashed), key
 
 
+NAME_MAX = 64  # a player's name, in characters
+EXTERNAL_ID_MAX = 128  # an app's own id for its user
+
+
 def text(value: object, field: str, max_length: int, *, blank: bool = False) -> str:
     """A text input as it may be stored: a string of 1 (0 with `blank`) to `max_length`
     characters without NUL or lone surrogates (PostgreSQL cannot store them), else
@@ -95,8 +99,8 @@ def text(value: object, field: str, max_length: int, *, blank: bool = False) -> 
 
 def player_create(*, app: App | None, name: str, external_id: str | None = "") -> tuple[Player, str]:
     """A player of `app` (a guest when `app` is None) and a first bearer token for them."""
-    name = text(name, "name", 64)
-    external_id = text(external_id, "external_id", 128, blank=True)
+    name = text(name, "name", NAME_MAX)
+    external_id = text(external_id, "external_id", EXTERNAL_ID_MAX, blank=True)
     with transaction.atomic():
         player = Player.objects.create(app=app, name=name, external_id=external_id)
         return player, token_issue(player=player)

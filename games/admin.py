@@ -1,6 +1,11 @@
 """Django admin for tables and everything stored about them; the move log is read-only."""
 
+from __future__ import annotations
+
 from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
 from django.utils import timezone
 
 from games import accounts
@@ -20,14 +25,14 @@ from games.models import (
 
 
 @admin.register(App)
-class AppAdmin(admin.ModelAdmin):
+class AppAdmin(admin.ModelAdmin[App]):
     """Adding an app here issues its API key: shown once in the confirmation message, stored hashed."""
 
     list_display = ("id", "name", "created_at")
     fields = ("name",)
     search_fields = ("name",)
 
-    def save_model(self, request, obj, form, change) -> None:  # type: ignore[no-untyped-def]
+    def save_model(self, request: HttpRequest, obj: App, form: ModelForm[App], change: bool) -> None:
         if not change:
             key, obj.key_hash = accounts.new_secret(accounts.APP_PREFIX)
             super().save_model(request, obj, form, change)
@@ -37,7 +42,7 @@ class AppAdmin(admin.ModelAdmin):
 
 
 @admin.register(PlayerToken)
-class PlayerTokenAdmin(admin.ModelAdmin):
+class PlayerTokenAdmin(admin.ModelAdmin[PlayerToken]):
     """Tokens are issued through the API; here they can be seen (hash only) and revoked."""
 
     list_display = ("id", "player", "created_at", "revoked_at")
@@ -45,27 +50,27 @@ class PlayerTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("player", "token_hash", "created_at", "revoked_at")
     actions = ["revoke"]
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     @admin.action(description="Revoke the selected tokens")
-    def revoke(self, request, queryset) -> None:  # type: ignore[no-untyped-def]
+    def revoke(self, request: HttpRequest, queryset: QuerySet[PlayerToken]) -> None:
         queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 @admin.register(IdempotentRequest)
-class IdempotentRequestAdmin(admin.ModelAdmin):
+class IdempotentRequestAdmin(admin.ModelAdmin[IdempotentRequest]):
     list_display = ("owner", "key", "status", "created_at")
     readonly_fields = ("owner", "key", "fingerprint", "status", "body", "created_at")
 
 
-class SeatInline(admin.TabularInline):
+class SeatInline(admin.TabularInline[Seat, Table]):
     model = Seat
     extra = 0
 
 
 @admin.register(Table)
-class TableAdmin(admin.ModelAdmin):
+class TableAdmin(admin.ModelAdmin[Table]):
     list_display = ("id", "status", "hand_number", "version", "created_at")
     list_filter = ("status",)
     readonly_fields = ("version", "seed", "state", "hand_number", "deadline")
@@ -73,40 +78,40 @@ class TableAdmin(admin.ModelAdmin):
 
 
 @admin.register(Player)
-class PlayerAdmin(admin.ModelAdmin):
+class PlayerAdmin(admin.ModelAdmin[Player]):
     list_display = ("id", "name", "created_at")
     search_fields = ("name",)
 
 
 @admin.register(Hand)
-class HandAdmin(admin.ModelAdmin):
+class HandAdmin(admin.ModelAdmin[Hand]):
     list_display = ("table", "number", "pass_direction", "finished")
 
 
 @admin.register(ScoreRow)
-class ScoreRowAdmin(admin.ModelAdmin):
+class ScoreRowAdmin(admin.ModelAdmin[ScoreRow]):
     list_display = ("table", "hand_number", "position", "points", "total")
 
 
 @admin.register(Move)
-class MoveAdmin(admin.ModelAdmin):
+class MoveAdmin(admin.ModelAdmin[Move]):
     """Append-only: the admin can read the log but never add, change or delete a move."""
 
     list_display = ("table", "seq", "kind", "position", "created_at")
     list_filter = ("kind",)
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj: Move | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj: Move | None = None) -> bool:
         return False
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(admin.ModelAdmin[WebhookEndpoint]):
     """Endpoints are registered through the API (which shows the secret once); here they can be
     seen and disabled. The secret's salt is not shown."""
 
@@ -115,19 +120,19 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     fields = ("app", "url", "event_types", "description", "active")
     readonly_fields = ("app", "event_types")
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
     """Deliveries are read-only: their attempts are recorded by the sender."""
 
     list_display = ("uuid", "endpoint", "table", "seq", "status", "attempts", "last_status_code")
     list_filter = ("status",)
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
         return False

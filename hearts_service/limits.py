@@ -60,7 +60,7 @@ class RateLimitHeaders:
         return self._add(request, self.get_response(request))
 
     async def _acall(self, request: HttpRequest) -> Any:
-        get_response: Callable[[HttpRequest], Awaitable[Any]] = self.get_response  # type: ignore[assignment]
+        get_response: Callable[[HttpRequest], Awaitable[Any]] = self.get_response
         return self._add(request, await get_response(request))
 
     @staticmethod

@@ -141,8 +141,8 @@ class RequestContextMiddleware:
             context["route"] = match.route or UNMATCHED
             if "table_id" in match.kwargs:
                 context["table_id"] = match.kwargs["table_id"]
-        request.request_id = context["request_id"]  # type: ignore[attr-defined]
-        request.log_context = context  # type: ignore[attr-defined]
+        request.request_id = context["request_id"]  # type: ignore[attr-defined]  # our own request attribute
+        request.log_context = context  # type: ignore[attr-defined]  # our own request attribute
         return started, _context.set(context)
 
     @staticmethod
@@ -161,7 +161,7 @@ class RequestContextMiddleware:
             if response is not None:
                 response[REQUEST_ID_HEADER] = context["request_id"]
                 if response.streaming:  # a stream's body is produced later, outside this call
-                    _keep_context(response, context)  # type: ignore[arg-type]
+                    _keep_context(response, context)  # type: ignore[arg-type]  # streaming: a StreamingHttpResponse
             metrics.request_done(context["route"], request.method or "", status, seconds)
             ms = round(seconds * 1000, 2)
             level = logging.ERROR if status >= 500 else logging.INFO
@@ -185,7 +185,7 @@ def _keep_context(response: StreamingHttpResponse, context: dict[str, Any]) -> N
     if response.is_async:
 
         async def stepped_async() -> AsyncIterator[Any]:
-            iterator = aiter(content)  # type: ignore[arg-type]
+            iterator = aiter(content)  # type: ignore[arg-type]  # is_async: an async iterable
             try:
                 while True:
                     token = _context.set(context)
@@ -199,7 +199,7 @@ def _keep_context(response: StreamingHttpResponse, context: dict[str, Any]) -> N
             finally:
                 token = _context.set(context)
                 try:
-                    await iterator.aclose()  # type: ignore[attr-defined]
+                    await iterator.aclose()  # type: ignore[attr-defined]  # an async generator's
                 finally:
                     _context.reset(token)
 
@@ -207,7 +207,7 @@ def _keep_context(response: StreamingHttpResponse, context: dict[str, Any]) -> N
     else:
 
         def stepped() -> Iterator[Any]:
-            iterator = iter(content)  # type: ignore[arg-type]
+            iterator = iter(content)  # type: ignore[arg-type]  # not is_async: a sync iterable
             try:
                 while True:
                     token = _context.set(context)

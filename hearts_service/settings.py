@@ -3,10 +3,15 @@
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 from django.conf.locale import LANG_INFO
 from django.core.exceptions import ImproperlyConfigured
 
 from hearts_service.env import env_bool, env_float, env_int, env_list, env_str
+
+# Django's generic classes (ModelAdmin, QuerySet...) take their type parameters at run time too, as
+# their stubs do: `class TableAdmin(admin.ModelAdmin[Table])` (games/admin.py).
+django_stubs_ext.monkeypatch()
 
 # Every value below that comes from the environment goes through hearts_service/env.py: a flag,
 # number or word that does not parse stops start-up with ImproperlyConfigured naming the variable.
@@ -359,7 +364,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "games.api.event_schemas.add_streams",  # the event types and the two streams
+        "games.api.streams.add_streams",  # the event types (games.contracts) and the two streams
         "games.api.schemas.strict_requests",  # request bodies are closed: unknown fields are refused
         "games.api.schemas.error_details",  # each error response's codes, Retry-After headers
     ],

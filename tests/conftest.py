@@ -97,7 +97,7 @@ SLOW_FILES = frozenset(
         "test_bot_client.py",
         "test_build.py",  # plays tournaments in subprocesses, with the installed build and the source
         "test_deploy.py",
-        "test_docs_subscriptions.py",  # the examples of docs/graphql.md on make run's server
+        "test_docs_examples.py",  # every example of README.md and docs/ on make run's server
         "test_embedded.py",
         "test_fuzz.py",
         "test_load.py",

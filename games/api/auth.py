@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -36,7 +36,7 @@ class BearerAuthentication(authentication.BaseAuthentication):
         return "Bearer"
 
 
-class IsPrincipal:
+class IsPrincipal(permissions.BasePermission):
     """Any authenticated app or player."""
 
     def has_permission(self, request: Request, view: Any) -> bool:
@@ -79,9 +79,9 @@ def count_against_limits(request: HttpRequest, principal: Principal | None) -> N
         else:
             quotas = ratelimit.check_principal(principal)
     except ratelimit.RateLimited as exc:
-        request.rate_limit_headers = ratelimit.headers(exc.quotas)  # type: ignore[attr-defined]
+        request.rate_limit_headers = ratelimit.headers(exc.quotas)  # type: ignore[attr-defined]  # read by hearts_service.limits
         raise
-    request.rate_limit_headers = ratelimit.headers(quotas)  # type: ignore[attr-defined]
+    request.rate_limit_headers = ratelimit.headers(quotas)  # type: ignore[attr-defined]  # read by hearts_service.limits
 
 
 class BearerScheme(OpenApiAuthenticationExtension):

@@ -18,10 +18,10 @@ from rest_framework.views import APIView
 from games import extbots
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.parsing import EmptyIn, StrictCharField, StrictIntegerField, StrictSerializer, validated
-from games.api.views import documented
+from games.api.run import documented
 from games.api.webhooks import StrictBooleanField
 from games.errors import Code
+from games.operations.fields import EmptyIn, StrictCharField, StrictIntegerField, StrictSerializer, validated
 
 if TYPE_CHECKING:  # types only: the queries are in games.extbots
     from games.models import App

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -14,11 +16,11 @@ from rest_framework.views import APIView
 from games import exports, services
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.views import _principal, documented
+from games.api.run import documented, principal_of
 from games.errors import Code
 
 
-class ExportSeatOut(serializers.Serializer):
+class ExportSeatOut(serializers.Serializer[Any]):
     seat = F.IntegerField()
     name = F.CharField(allow_null=True)
     player = F.IntegerField(allow_null=True)
@@ -31,7 +33,7 @@ class ExportHandOut(schemas.HandRecordOut):
     )
 
 
-class ExportMoveOut(serializers.Serializer):
+class ExportMoveOut(serializers.Serializer[Any]):
     seq = F.IntegerField(help_text="The table version this move produced")
     hand = F.IntegerField()
     kind = F.ChoiceField(choices=exports.MOVE_KINDS)
@@ -42,7 +44,7 @@ class ExportMoveOut(serializers.Serializer):
     at = F.DateTimeField()
 
 
-class GameExportOut(serializers.Serializer):
+class GameExportOut(serializers.Serializer[Any]):
     """A finished game: everything needed to check it with `python -m games.verify --export`."""
 
     format = F.ChoiceField(choices=[exports.FORMAT])
@@ -71,7 +73,7 @@ class ExportView(APIView):
 
     @documented(op="exportGame", tag="history", ok=GameExportOut, errors=_ERRORS)
     def get(self, request: Request, table_id: int) -> Response:
-        return Response(exports.game_document(services.table_seen(_principal(request), table_id)))
+        return Response(exports.game_document(services.table_seen(principal_of(request), table_id)))
 
 
 class TranscriptView(APIView):
@@ -89,5 +91,5 @@ class TranscriptView(APIView):
         extensions={"x-error-codes": {str(s): names for s, names in _CODES.items()}},
     )
     def get(self, request: Request, table_id: int) -> HttpResponse:
-        document = exports.game_document(services.table_seen(_principal(request), table_id))
+        document = exports.game_document(services.table_seen(principal_of(request), table_id))
         return HttpResponse(exports.transcript(document), content_type="text/plain; charset=utf-8")

@@ -9,30 +9,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from games import operations as ops
 from games import reads, services
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.parsing import StrictIntegerField, StrictSerializer, validated
-from games.api.views import _IDEMPOTENCY, _PlayerAction, _principal, answer, documented
+from games.api.run import documented, perform, principal_of
 from games.errors import Code
-from games.services.invites import EXPIRY_LIMITS, USES_LIMITS
-
-
-class InviteIn(StrictSerializer):
-    """A new invite code: how long it is valid and how many joins it allows (absent: no limit)."""
-
-    expires_in = StrictIntegerField(
-        required=False,
-        min_value=EXPIRY_LIMITS[0],
-        max_value=EXPIRY_LIMITS[1],
-        help_text="Seconds the code stays valid (absent: until revoked)",
-    )
-    uses = StrictIntegerField(
-        required=False,
-        min_value=USES_LIMITS[0],
-        max_value=USES_LIMITS[1],
-        help_text="How many players may join with it (absent: any number)",
-    )
+from games.operations.invites import MANAGE
 
 
 class InviteOut(F.Serializer):
@@ -53,13 +36,6 @@ class InviteListOut(F.Serializer):
     invites = InviteOut(many=True, help_text="The codes still usable, oldest first")
 
 
-class JoinByInviteIn(StrictSerializer):
-    """Take a seat at the code's table: the lowest open one, or `position`."""
-
-    position = StrictIntegerField(required=False, min_value=0, max_value=9)
-
-
-_MANAGE = (Code.not_found, (Code.not_seated, 422))
 _CODE = OpenApiParameter(
     "code",
     {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
@@ -74,31 +50,15 @@ class InvitesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="listInvites", tag="tables", ok=InviteListOut, errors=_MANAGE)
+    @documented(op="listInvites", tag="tables", ok=InviteListOut, errors=MANAGE)
     def get(self, request: Request, table_id: int) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         found = services.invites_of(table_id=table_id, player=principal.player, scope=principal.app)
         return Response({"invites": found})
 
-    @documented(
-        op="createInvite",
-        tag="tables",
-        ok=InviteCreatedOut,
-        request=InviteIn,
-        status=201,
-        errors=(*_MANAGE, Code.table_not_open),
-    )
-    def post(self, request: Request, table_id: int) -> Response:
-        principal = _principal(request)
-        data = validated(InviteIn, request.data)
-        created = services.invite_create(
-            table_id=table_id,
-            player=principal.player,
-            scope=principal.app,
-            expires_in=data.get("expires_in"),
-            uses=data.get("uses"),
-        )
-        return Response(created, status=201)
+    @documented(ops.CREATE_INVITE, tag="tables", ok=InviteCreatedOut, status=201)
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
+        return perform(request, ops.CREATE_INVITE, 201, table_id=table_id)
 
 
 class InviteView(APIView):
@@ -106,18 +66,9 @@ class InviteView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(
-        op="revokeInvite",
-        tag="tables",
-        ok=None,
-        status=204,
-        params=[_CODE],
-        errors=(*_MANAGE, Code.invite_invalid),
-    )
-    def delete(self, request: Request, table_id: int, code: str) -> Response:
-        principal = _principal(request)
-        services.invite_revoke(table_id=table_id, code=code, player=principal.player, scope=principal.app)
-        return Response(status=204)
+    @documented(ops.REVOKE_INVITE, tag="tables", ok=None, status=204, body=False, params=[_CODE])
+    def delete(self, request: Request, table_id: int, code: str) -> HttpResponseBase:
+        return perform(request, ops.REVOKE_INVITE, 204, body=False, table_id=table_id, code=code)
 
 
 class InviteTableView(APIView):
@@ -134,40 +85,15 @@ class InviteTableView(APIView):
         errors=(Code.not_found, Code.invite_invalid, Code.invite_expired),
     )
     def get(self, request: Request, code: str) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         return Response(reads.table_body(services.table_by_code(code, principal.app), principal))
 
 
-class JoinByInviteView(_PlayerAction):
+class JoinByInviteView(APIView):
     """POST /invites/{code}/join: take a seat at the code's table with the code alone."""
 
-    @documented(
-        op="joinByInvite",
-        tag="play",
-        ok=schemas.TableOut,
-        request=JoinByInviteIn,
-        params=[_CODE, _IDEMPOTENCY],
-        errors=(
-            Code.invalid_idempotency_key,
-            Code.idempotency_key_reused,
-            Code.not_found,
-            Code.table_not_open,
-            Code.invalid_seat,
-            Code.already_seated,
-            Code.seat_taken,
-            Code.table_full,
-            Code.invite_invalid,
-            Code.invite_expired,
-            Code.player_token_required,
-        ),
-    )
+    permission_classes = [IsPrincipal]
+
+    @documented(ops.JOIN_BY_INVITE, tag="play", ok=schemas.TableOut, params=[_CODE])
     def post(self, request: Request, code: str) -> HttpResponseBase:
-        principal = _principal(request)
-        player = self.player(request)
-        data = validated(JoinByInviteIn, request.data)
-        return answer(
-            request,
-            lambda idem: services.join_by_invite(
-                code=code, player=player, position=data.get("position"), scope=principal.app, idempotency=idem
-            ),
-        )
+        return perform(request, ops.JOIN_BY_INVITE, code=code)

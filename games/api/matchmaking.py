@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http.response import HttpResponseBase
-from drf_spectacular.utils import extend_schema_serializer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from games import operations as ops
 from games import reads, services
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.parsing import StrictIntegerField, StrictSerializer, validated
-from games.api.views import _IDEMPOTENCY, _principal, answer, documented
+from games.api.run import documented, perform, principal_of
 from games.errors import Code
-
-_CRITERIA = (Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level, Code.invalid_wait)
 
 
 class QuickPlayView(APIView):
@@ -31,61 +26,9 @@ class QuickPlayView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @extend_schema_serializer(component_name="QuickPlay")
-    class QuickPlayIn(StrictSerializer):
-        """What you want to play; every field has a default."""
-
-        options = schemas.OptionsField(
-            required=False, default=dict, help_text="Engine options (docs/rules.md)"
-        )
-        clocks = schemas.ClocksField(
-            required=False,
-            default=dict,
-            help_text="Seconds for a pass, a play and a moon choice (null: none)",
-        )
-        bot_level = schemas.LevelField(
-            required=False,
-            allow_null=True,
-            help_text="The level of the bots that fill the open seats when the wait is over (default basic); "
-            "null: no bots, the request expires",
-        )
-        wait_seconds = StrictIntegerField(
-            required=False,
-            min_value=services.WAIT_LIMITS[0],
-            max_value=services.WAIT_LIMITS[1],
-            help_text=f"How long to wait for people (default {services.WAIT_DEFAULT})",
-        )
-
-    @documented(
-        op="quickPlay",
-        tag="play",
-        ok=schemas.TableOut,
-        request=QuickPlayIn,
-        params=[_IDEMPOTENCY],
-        errors=(
-            *_CRITERIA,
-            Code.already_waiting,
-            Code.player_token_required,
-            Code.invalid_idempotency_key,
-            Code.idempotency_key_reused,
-        ),
-    )
+    @documented(ops.QUICK_PLAY, tag="play", ok=schemas.TableOut)
     def post(self, request: Request) -> HttpResponseBase:
-        principal = _principal(request)
-        player = principal.require_player()
-        data: dict[str, Any] = validated(self.QuickPlayIn, request.data)
-        return answer(
-            request,
-            lambda idem: services.quick_play(
-                player=player,
-                app=principal.app,
-                options=data["options"],
-                clocks=data["clocks"],
-                bot_level=data.get("bot_level", "basic"),
-                wait_seconds=data.get("wait_seconds", services.WAIT_DEFAULT),
-                idempotency=idem,
-            ),
-        )
+        return perform(request, ops.QUICK_PLAY)
 
     @documented(
         op="getQuickPlay",
@@ -94,24 +37,13 @@ class QuickPlayView(APIView):
         errors=(Code.not_waiting, Code.player_token_required),
     )
     def get(self, request: Request) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         table = services.waiting_of(principal.require_player())
         if table is None:
             raise services.not_waiting()
         return Response(reads.table_body(table, principal))
 
-    @documented(
-        op="leaveQuickPlay",
-        tag="play",
-        ok=schemas.TableOut,
-        params=[_IDEMPOTENCY],
-        errors=(Code.not_waiting, Code.player_token_required, Code.invalid_idempotency_key),
-    )
+    @documented(ops.LEAVE_QUICK_PLAY, tag="play", ok=schemas.TableOut, body=False)
     def delete(self, request: Request) -> HttpResponseBase:
-        principal = _principal(request)
-        player = principal.require_player()
-        return answer(  # a DELETE has no body: none is read, whatever Content-Type says
-            request,
-            lambda idem: services.quick_play_leave(player=player, idempotency=idem),
-            reads_body=False,
-        )
+        # A DELETE has no body: none is read, whatever Content-Type says.
+        return perform(request, ops.LEAVE_QUICK_PLAY, body=False)

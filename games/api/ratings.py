@@ -3,6 +3,8 @@ per family, a player's ratings and their history, each list in cursor pages."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers as F
 from rest_framework.request import Request
@@ -12,26 +14,26 @@ from rest_framework.views import APIView
 from games import ratings
 from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
-from games.api.views import _principal, documented
+from games.api.run import documented, principal_of
 from games.errors import Code
 
 FAMILIES = list(ratings.FAMILIES)
 
 
-class FamilyOut(F.Serializer):
+class FamilyOut(F.Serializer[Any]):
     name = F.CharField(help_text="The family, as `family` parameters take it")
     variant = F.CharField()
     players = F.ListField(child=F.IntegerField(), help_text="The player counts rated together")
 
 
-class BotRatingOut(F.Serializer):
+class BotRatingOut(F.Serializer[Any]):
     level = F.CharField()
     mu = F.FloatField()
     sigma = F.FloatField()
     score = F.FloatField(help_text="mu - 3 sigma")
 
 
-class RatingSystemOut(F.Serializer):
+class RatingSystemOut(F.Serializer[Any]):
     """How ratings work here (docs/ratings.md): the model, a new player's rating, the families and
     the bots' fixed ratings."""
 
@@ -42,7 +44,7 @@ class RatingSystemOut(F.Serializer):
     bots = BotRatingOut(many=True, help_text="Fixed and published: never updated")
 
 
-class RatingOut(F.Serializer):
+class RatingOut(F.Serializer[Any]):
     player = F.IntegerField()
     name = F.CharField()
     family = F.ChoiceField(choices=FAMILIES)
@@ -53,24 +55,24 @@ class RatingOut(F.Serializer):
     updated_at = F.DateTimeField()
 
 
-class PlayerRatingsOut(F.Serializer):
+class PlayerRatingsOut(F.Serializer[Any]):
     player = F.IntegerField()
     name = F.CharField()
     ratings = RatingOut(many=True, help_text="One per family played rated, by family name")
 
 
-class LeaderboardPageOut(F.Serializer):
+class LeaderboardPageOut(F.Serializer[Any]):
     next = F.URLField(allow_null=True)
     previous = F.URLField(allow_null=True)
     results = RatingOut(many=True, help_text="Best score first")
 
 
-class MuSigmaOut(F.Serializer):
+class MuSigmaOut(F.Serializer[Any]):
     mu = F.FloatField()
     sigma = F.FloatField()
 
 
-class RatingChangeOut(F.Serializer):
+class RatingChangeOut(F.Serializer[Any]):
     id = F.IntegerField()
     table = F.IntegerField()
     family = F.ChoiceField(choices=FAMILIES)
@@ -83,7 +85,7 @@ class RatingChangeOut(F.Serializer):
     created_at = F.DateTimeField()
 
 
-class RatingHistoryPageOut(F.Serializer):
+class RatingHistoryPageOut(F.Serializer[Any]):
     next = F.URLField(allow_null=True)
     previous = F.URLField(allow_null=True)
     results = RatingChangeOut(many=True, help_text="Newest first")
@@ -135,7 +137,7 @@ class LeaderboardView(APIView):
         errors=(Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         rows = ratings.leaderboard(principal.app, request.query_params.get("family"))
         paginator = LeaderboardPagination()
         page = paginator.paginate_queryset(rows, request, view=self)
@@ -150,7 +152,7 @@ class PlayerRatingsView(APIView):
 
     @documented(op="getPlayerRatings", tag="ratings", ok=PlayerRatingsOut, errors=(Code.not_found,))
     def get(self, request: Request, player_id: int) -> Response:
-        return Response(ratings.ratings_of(_principal(request).app, player_id))
+        return Response(ratings.ratings_of(principal_of(request).app, player_id))
 
 
 class RatingHistoryView(APIView):
@@ -166,7 +168,7 @@ class RatingHistoryView(APIView):
         errors=(Code.not_found, Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request, player_id: int) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         changes = ratings.history(principal.app, player_id, request.query_params.get("family"))
         paginator = HistoryPagination()
         page = paginator.paginate_queryset(changes, request, view=self)

@@ -11,11 +11,10 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema_field, extend_s
 from rest_framework import serializers
 
 from games import extbots
-from games.api.parsing import StrictCharField
-from games.engine.options import OPTION_SPECS, QUIET_DEFAULTS, OptionSpec
+from games.engine.options import OPTION_SPECS
 from games.errors import Code
+from games.operations.fields import option_field, serializer_named
 from games.reads import TABLE_STATUSES, VISIBILITIES
-from games.services.common import _CLOCK_LIMITS, CLOCK_DEFAULTS, SPECTATOR_DELAY_LIMITS, check_level
 
 F = serializers  # short alias: these classes are long lists of fields
 PASS_DIRECTIONS = ["left", "right", "across", "hold"]  # games.engine.deal.pass_direction: hold, no pass
@@ -89,101 +88,6 @@ class RateLimitedOut(F.Serializer):
 # -- request parts with their real limits ----------------------------------------------------
 
 
-def _option_field(spec: OptionSpec, *, request: bool) -> F.Field:
-    kw: dict[str, Any] = {"help_text": spec.help}
-    if spec.name in QUIET_DEFAULTS and not request:
-        kw |= {"required": False, "help_text": f"{spec.help} Absent at its default ({spec.default})."}
-    if request:
-        kw |= {"required": False, "default": spec.default}
-    if spec.choices is not None:
-        return F.ChoiceField(choices=list(spec.choices), **kw)
-    if spec.kind is int:
-        return F.IntegerField(min_value=spec.minimum, max_value=spec.maximum, **kw)
-    return F.CharField(**kw)
-
-
-def _serializer(name: str, doc: str, fields: dict[str, F.Field]) -> type[F.Serializer]:
-    return type(name, (F.Serializer,), {"__doc__": doc, "__module__": __name__, **fields})
-
-
-# The engine's table options (games/engine/options.py), as sent (each optional) and as answered.
-TableOptionsIn = extend_schema_serializer(component_name="TableOptions")(
-    _serializer(
-        "TableOptionsIn",
-        "Table options, each optional (its default otherwise); another key is refused with "
-        "400 invalid_option. `players` is 3 to 7, or 6 to 10 with the cancellation variant.",
-        {s.name: _option_field(s, request=True) for s in OPTION_SPECS},
-    )
-)
-TableOptionsOut = extend_schema_serializer(component_name="TableOptions")(
-    _serializer(
-        "TableOptionsOut",
-        "The table's options, every one of them.",
-        {s.name: _option_field(s, request=False) for s in OPTION_SPECS},
-    )
-)
-
-
-def _clock_field(name: str) -> F.Field:
-    low, high = _CLOCK_LIMITS[name]
-    if name == "away_after":
-        help_text = "Timeouts in a row before a seat is marked away"
-    else:
-        what = {"pass": "a pass", "play": "a play", "moon": "a moon choice"}[name]
-        help_text = f"Seconds for {what} (null: no clock)"
-    return F.IntegerField(
-        min_value=low,
-        max_value=high,
-        required=False,
-        default=CLOCK_DEFAULTS[name],
-        allow_null=name != "away_after",
-        help_text=help_text,
-    )
-
-
-# The turn clocks a table is created with (games/services/common.py checks them).
-ClocksIn = extend_schema_serializer(component_name="Clocks")(
-    _serializer(
-        "ClocksIn",
-        "Turn clocks, each optional (its default otherwise); out of range or another key is 400 "
-        "invalid_clock.",
-        {name: _clock_field(name) for name in CLOCK_DEFAULTS},
-    )
-)
-
-
-@extend_schema_field(TableOptionsIn)
-class OptionsField(F.DictField):
-    """The `options` map of a new table: checked by the engine, documented as TableOptions."""
-
-
-@extend_schema_field(ClocksIn)
-class ClocksField(F.DictField):
-    """The `clocks` map of a new table: checked by the services, documented as Clocks."""
-
-
-def _delay_variant(unit: str) -> dict[str, Any]:
-    low, high = SPECTATOR_DELAY_LIMITS[unit]
-    return {
-        "type": "object",
-        "properties": {unit: {"type": "integer", "minimum": low, "maximum": high}},
-        "required": [unit],
-        "additionalProperties": False,
-    }
-
-
-@extend_schema_field(
-    {
-        "oneOf": [_delay_variant(unit) for unit in SPECTATOR_DELAY_LIMITS],
-        "type": "object",
-        "description": 'Spectators see the table this much later: {"seconds": N} (0 to 600) or '
-        '{"tricks": N} (0 to 13); absent or 0: live. Else 400 invalid_input.',
-    }
-)
-class SpectatorDelayField(F.DictField):
-    """The `spectator_delay` of a new table: checked by the services (games/services/common.py)."""
-
-
 class SpectatorDelayOut(F.Serializer):
     """The table's spectator delay: one of the two keys."""
 
@@ -191,29 +95,13 @@ class SpectatorDelayOut(F.Serializer):
     tricks = F.IntegerField(required=False)
 
 
-@extend_schema_field(
-    {
-        "type": "object",
-        "description": 'Seats (as strings, "0" to "9") to fill with bots at once, each with its level; '
-        "a seat the table does not have is 400 invalid_seat, a level that is not one is 400 "
-        "invalid_bot_level.",
-        "additionalProperties": {"$ref": "#/components/schemas/SeatLevel"},
-        "example": {"1": "basic", "2": "strong", "3": "expert"},
-    }
+TableOptionsOut = extend_schema_serializer(component_name="TableOptions")(
+    serializer_named(
+        "TableOptionsOut",
+        "The table's options, every one of them.",
+        {s.name: option_field(s, request=False) for s in OPTION_SPECS},
+    )
 )
-class BotsField(F.DictField):
-    """The `bots` map of a new table: seat number -> bot level."""
-
-
-@extend_schema_field({"$ref": "#/components/schemas/SeatLevel"})
-class LevelField(StrictCharField):
-    """A seat's bot level: a built-in one (`bots.LEVELS`) or `ext:<name>`, a bot the app brought
-    (the services check that it names one; anything else is 400 `invalid_bot_level`)."""
-
-    def to_internal_value(self, data: Any) -> str:
-        level = super().to_internal_value(data)
-        check_level(level)
-        return level
 
 
 # -- answers --------------------------------------------------------------------------------

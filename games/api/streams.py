@@ -5,7 +5,7 @@ subscriptions); this module frames them and serves the two views. Reconnecting w
 `Last-Event-ID` (or `?last_event_id=`) set to the last id received resumes right after it: nothing
 missed, nothing repeated. A client authenticates with its bearer header, or (a browser's
 EventSource, which cannot send one) with a short-lived `?ticket=` for this one stream
-(games/api/tickets.py).
+(games/api/tickets.py). Both are plain async views: `add_streams`, an OpenAPI hook, describes them.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 
 from games import messages
 from games.accounts import Principal, principal_from_header, principal_from_ticket
+from games.api import schemas
 from games.api.auth import count_against_limits
-from games.errors import ServiceError
+from games.contracts import event_schemas
+from games.errors import Code, ServiceError
 from games.infra import ratelimit
 from games.live import fanout
 from games.live.events import Item, open_table, parse_player_position, player_events, table_events
@@ -178,3 +180,28 @@ async def player_stream(request: HttpRequest) -> HttpResponseBase:
     except ratelimit.RateLimited as exc:
         return _limited(exc)
     return _streaming(framer, player_events(principal, positions, lambda: _until_keepalive(framer)))
+
+
+# -- their OpenAPI description ------------------------------------------------------------
+
+
+def _error_responses(codes: tuple[Code, ...]) -> dict[str, Any]:
+    """A stream's error responses: the one error shape (RateLimitedOut for a 429) with its codes."""
+    out: dict[str, Any] = {}
+    for status, names in schemas.error_codes(codes, body=False).items():
+        shape = "RateLimitedOut" if status == 429 else "ErrorOut"
+        out[str(status)] = {
+            "description": schemas.describe_codes(status, names),
+            "x-error-codes": names,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{shape}"}}},
+            **({"headers": {"Retry-After": schemas.RETRY_AFTER}} if status in (429, 503) else {}),
+        }
+    return out
+
+
+def add_streams(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: every event type's schema (games.contracts.event_schemas)
+    and the two streams, which DRF does not see."""
+    result.setdefault("components", {}).setdefault("schemas", {}).update(event_schemas.event_components())
+    result["paths"].update(event_schemas.stream_paths(_error_responses))
+    return result

@@ -14,9 +14,9 @@ from games import accounts, messages, reads
 from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
-from games.api.views import documented
+from games.api.run import documented
 from games.errors import Code
+from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer, validated
 
 MY_TABLES = 100  # most tables listed by GET me (GET tables?mine=true lists them all)
 
@@ -62,7 +62,7 @@ class MeIn(StrictSerializer):
     )
 
 
-def _principal(request: Request) -> Principal:
+def principal_of(request: Request) -> Principal:
     user = request.user
     assert isinstance(user, Principal)
     return user
@@ -92,7 +92,7 @@ class TableStreamTicketView(APIView):
         errors=(Code.not_found,),
     )
     def post(self, request: Request, table_id: int) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         reads.table_for(principal, table_id)  # a table the caller cannot see: 404, no ticket
         return _ticket(request, principal, f"table:{table_id}", f"/api/v1/tables/{table_id}/stream")
 
@@ -112,7 +112,7 @@ class PlayerStreamTicketView(APIView):
         errors=(Code.player_token_required,),
     )
     def post(self, request: Request) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         principal.require_player("a player stream needs a player's token")
         return _ticket(request, principal, "me", "/api/v1/me/stream")
 
@@ -125,7 +125,7 @@ class MeView(APIView):
 
     @documented(op="getMe", tag="players", ok=MeOut)
     def get(self, request: Request) -> Response:
-        return Response(_me(_principal(request)))
+        return Response(_me(principal_of(request)))
 
     @documented(
         op="updateMe",
@@ -135,7 +135,7 @@ class MeView(APIView):
         errors=(Code.invalid_language, Code.player_token_required),
     )
     def patch(self, request: Request) -> Response:
-        principal = _principal(request)
+        principal = principal_of(request)
         player = principal.require_player("only a player has a language: use a player's token")
         data = validated(MeIn, request.data)
         if "language" in data:

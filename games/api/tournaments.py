@@ -16,10 +16,18 @@ from bots import LEVELS
 from games import services, standings
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.parsing import StrictCharField, StrictIntegerField, StrictSerializer, validated
-from games.api.schemas import ClocksField, ClocksOut, OptionsField, TableOptionsOut
-from games.api.views import _IDEMPOTENCY, _IDEMPOTENT, documented
+from games.api.run import IDEMPOTENCY, documented
+from games.api.schemas import ClocksOut, TableOptionsOut
 from games.errors import Code
+from games.operations.base import IDEMPOTENCY_CODES
+from games.operations.fields import (
+    ClocksField,
+    OptionsField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+    validated,
+)
 from games.services import MAX_DEAL_SETS, MAX_SEED
 
 if TYPE_CHECKING:  # types only: the queries are in games.standings
@@ -147,8 +155,8 @@ class TournamentsView(APIView):
         ok=TournamentOut,
         request=TournamentIn,
         status=201,
-        params=[_IDEMPOTENCY],
-        errors=(*_APP, *_IDEMPOTENT, Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level),
+        params=[IDEMPOTENCY],
+        errors=(*_APP, *IDEMPOTENCY_CODES, Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level),
     )
     def post(self, request: Request) -> HttpResponseBase:
         app = _app(request)

@@ -20,9 +20,9 @@ from games import webhooks
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
 from games.api.pagination import CheckedCursorPagination
-from games.api.parsing import EmptyIn, StrictCharField, StrictSerializer, validated
-from games.api.views import documented
+from games.api.run import documented
 from games.errors import Code
+from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer, validated
 
 if TYPE_CHECKING:  # types only: the queries are in games.webhooks
     from games.models import App

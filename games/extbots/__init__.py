@@ -12,6 +12,7 @@ legal actions, signed like webhooks (Standard Webhooks headers, a `whsec_` secre
 
 from games.extbots.calls import BODY_TYPE, Answer, ask, request_body
 from games.extbots.endpoints import (
+    LEVEL_PATTERN,
     NAME,
     PREFIX,
     REASONS,
@@ -33,6 +34,7 @@ from games.extbots.endpoints import (
 
 __all__ = [
     "BODY_TYPE",
+    "LEVEL_PATTERN",
     "NAME",
     "PREFIX",
     "REASONS",

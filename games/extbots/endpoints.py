@@ -26,6 +26,7 @@ from games.models import App, BotEndpoint
 
 PREFIX = "ext:"  # a seat level naming one of the app's endpoints: ext:<name>
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+LEVEL_PATTERN = f"^{PREFIX}{NAME.pattern}$"  # such a level, as a JSON Schema pattern
 # Milliseconds one move may take. Capped low: a worker of the bot lanes waits this long at most
 # for one answer (calls for seats that act at once are made together), so a slow bot costs its
 # own tables time, never the lane's workers for long (docs/bots-byo.md#timeouts).

@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import graphene
-from graphene.utils.str_converters import to_camel_case
 
 from games import extbots
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql.base import error_of
 from games.graphql.types import Error
 
 _LOW, _HIGH = extbots.TIMEOUT_LIMITS
@@ -50,11 +50,6 @@ def _app(info: Any) -> Any:
     if not isinstance(principal, Principal):
         raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
     return principal.require_app("bots are registered with an app key")
-
-
-def _error(exc: ServiceError) -> Error:
-    field = exc.details.get("field")
-    return Error(code=exc.code, message=exc.detail, field=to_camel_case(str(field)) if field else None)
 
 
 class BotQueries(graphene.ObjectType):
@@ -103,7 +98,7 @@ class RegisterBot(graphene.Mutation):
                 app=_app(info), name=name, url=url, timeout_ms=timeout_ms
             )
         except ServiceError as exc:
-            return BotPayload(errors=[_error(exc)])
+            return BotPayload(errors=[error_of(exc)])
         return BotPayload(bot=extbots.body(endpoint), secret=secret, errors=[])
 
 
@@ -124,7 +119,7 @@ class UpdateBot(graphene.Mutation):
             endpoint = extbots.endpoint_of(_app(info), id)
             return BotPayload(bot=extbots.body(extbots.endpoint_update(endpoint, changes)), errors=[])
         except ServiceError as exc:
-            return BotPayload(errors=[_error(exc)])
+            return BotPayload(errors=[error_of(exc)])
 
 
 class RotateBotSecret(graphene.Mutation):
@@ -141,7 +136,7 @@ class RotateBotSecret(graphene.Mutation):
             secret = extbots.secret_rotate(endpoint)
             return BotPayload(bot=extbots.body(endpoint), secret=secret, errors=[])
         except ServiceError as exc:
-            return BotPayload(errors=[_error(exc)])
+            return BotPayload(errors=[error_of(exc)])
 
 
 class DeleteBotPayload(graphene.ObjectType):
@@ -162,7 +157,7 @@ class DeleteBot(graphene.Mutation):
             extbots.endpoint_delete(extbots.endpoint_of(_app(info), id))
             return DeleteBotPayload(deleted=True, errors=[])
         except ServiceError as exc:
-            return DeleteBotPayload(deleted=False, errors=[_error(exc)])
+            return DeleteBotPayload(deleted=False, errors=[error_of(exc)])
 
 
 class BotMutations(graphene.ObjectType):

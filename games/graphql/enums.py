@@ -10,6 +10,7 @@ equal to its source.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import Enum as PyEnum
 
 import graphene
 
@@ -20,7 +21,10 @@ from games.extbots import REASONS
 
 def _enum(name: str, values: Iterable[str], description: str) -> type[graphene.Enum]:
     """A graphene enum whose value names are the wire values themselves."""
-    return graphene.Enum(name, [(v, v) for v in values], description=description)
+    enum: type[graphene.Enum] = graphene.Enum.from_enum(
+        PyEnum(name, [(v, v) for v in values]), description=description
+    )  # what graphene.Enum(name, values) does, with the class (not an instance) as its type
+    return enum
 
 
 def _choices(option: str) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 from django.utils import translation
-from graphql import DocumentNode, ExecutionResult, GraphQLError, OperationType, execute
+from graphql import DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema, OperationType, execute
 from graphql.execution import create_source_event_stream
 
 from games import accounts
@@ -455,7 +455,7 @@ class Socket:
         variables: dict[str, Any] | None,
         name: str | None,
     ) -> None:
-        schema = view.schema.graphql_schema
+        schema = _graphql_schema(view)
         try:
             await _db(context.in_language, _charge_request, context)  # opening one counts as a request
         except ratelimit.RateLimited as exc:
@@ -491,7 +491,7 @@ class Socket:
                         body = _event_body(view, context, document, event, variables, name)
                     await self.next(op_id, body)
             finally:
-                await source.aclose()  # type: ignore[attr-defined]
+                await source.aclose()  # type: ignore[attr-defined]  # the resolvers' async generators have it
         finally:
             metrics.subscription_closed()
 
@@ -554,7 +554,7 @@ def _event_body(
     name: str | None,
 ) -> dict[str, Any]:
     result = execute(
-        view.schema.graphql_schema,
+        _graphql_schema(view),
         document,
         root_value=event,
         context_value=context,
@@ -563,6 +563,13 @@ def _event_body(
     )
     assert isinstance(result, ExecutionResult)
     return _formatted(view, result)
+
+
+def _graphql_schema(view: HeartsGraphQLView) -> GraphQLSchema:
+    """The view's executable schema (graphene-django's GraphQLView sets `schema` when it is built)."""
+    assert view.schema is not None
+    schema: GraphQLSchema = view.schema.graphql_schema
+    return schema
 
 
 def _formatted(view: HeartsGraphQLView, result: ExecutionResult) -> dict[str, Any]:
@@ -662,7 +669,7 @@ _background: set[asyncio.Task[Any]] = set()
 
 def _view() -> HeartsGraphQLView:
     if not _views:
-        _views.append(HeartsGraphQLView())
+        _views.append(HeartsGraphQLView())  # type: ignore[no-untyped-call]  # graphene-django leaves GraphQLView.__init__ unannotated
     return _views[0]
 
 

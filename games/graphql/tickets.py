@@ -12,7 +12,8 @@ import graphene
 from games import accounts, reads
 from games.accounts import Principal
 from games.errors import ServiceError
-from games.graphql.types import Error, error_of
+from games.graphql.base import error_of
+from games.graphql.types import Error
 
 
 def _principal(info: Any) -> Principal:

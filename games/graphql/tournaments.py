@@ -11,8 +11,9 @@ import graphene
 
 from games import services, standings
 from games.errors import ServiceError
+from games.graphql.base import error_of
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
-from games.graphql.types import Clocks, Error, Table, TableOptions, TableRef, error_of
+from games.graphql.types import Clocks, Error, Table, TableOptions, TableRef
 from games.services import Idempotency
 
 if TYPE_CHECKING:  # types only: the queries are in games.standings

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import graphene
-from graphene.utils.str_converters import to_camel_case
 
 from games import reads, services
 from games.accounts import Principal
@@ -38,15 +37,6 @@ class Error(graphene.ObjectType):
     code = graphene.Field(ErrorCode, required=True)
     message = graphene.String(required=True)
     field = graphene.String(description="The input field at fault, when there is one")
-
-
-_FIELD_DETAILS = ("option", "clock", "field")
-
-
-def error_of(exc: ServiceError) -> Error:
-    """The typed error of a refusal; `field` is named as in the GraphQL input (`targetScore`)."""
-    field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
-    return Error(code=exc.code, message=exc.detail, field=to_camel_case(field) if field else None)
 
 
 class Seat(graphene.ObjectType):

@@ -15,7 +15,8 @@ import graphene
 from games import accounts, webhooks
 from games.accounts import Principal
 from games.errors import ServiceError
-from games.graphql.types import Error, error_of
+from games.graphql.base import error_of
+from games.graphql.types import Error
 
 if TYPE_CHECKING:  # types only: the queries are in games.webhooks
     from games.models import App, WebhookDelivery, WebhookEndpoint

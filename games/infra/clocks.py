@@ -45,7 +45,7 @@ def stage(pipe: Any, table_id: int, deadline: dt.datetime | None) -> None:
 
 def claim_due(client: redis.Redis, now: float, limit: int = BATCH) -> list[int]:
     """The tables whose clock is due at `now`, removed from the set (by this caller only)."""
-    due: list[bytes] = client.eval(_CLAIM, 1, KEY, str(now), str(limit))  # type: ignore[assignment]
+    due: list[bytes] = client.eval(_CLAIM, 1, KEY, str(now), str(limit))  # type: ignore[assignment]  # redis-py: Awaitable | Any
     return [int(member) for member in due]
 
 

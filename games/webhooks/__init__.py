@@ -18,7 +18,7 @@
   HMAC-SHA256(WEBHOOK_SECRET_KEY, salt) and its secret `whsec_` + base64(key). The database alone
   cannot sign; rotating WEBHOOK_SECRET_KEY changes every endpoint's secret (rotate one with
   POST .../secret).
-- The body's JSON Schema is docs/schemas/webhook-body.schema.json (games/api/webhook_schema.py).
+- The body's JSON Schema is docs/schemas/webhook-body.schema.json (games/contracts/webhook_schema.py).
 
 Modules: `base` (event types, headers, settings), `endpoints` (an app's endpoints and secrets),
 `recording` (deliveries recorded with each move), `transport` (signing, the POST) and `sending`

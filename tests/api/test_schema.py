@@ -18,9 +18,9 @@ from django.test import Client
 
 from games import services
 from games.accounts import app_create, player_create
-from games.api.event_schemas import EVENTS, STREAM_ONLY
 from games.api.schemas import PASS_DIRECTIONS, STATUS_OF
 from games.api.views import ActionIn
+from games.contracts.event_schemas import EVENTS, STREAM_ONLY
 from games.engine.deal import pass_direction
 from games.engine.options import Options
 from games.engine.state import PASS_COUNT

@@ -23,8 +23,8 @@ from standardwebhooks import Webhook
 
 from games import extbots, reads, services
 from games.accounts import app_create, player_create
-from games.api.bot_turn_schema import turn_schema
-from games.api.webhook_schema import openapi_document
+from games.contracts.bot_turn_schema import turn_schema
+from games.contracts.openapi import openapi_document
 from games.engine import view
 from games.errors import ServiceError
 from games.models import BotEndpoint, Move, Table
@@ -521,5 +521,5 @@ def test_the_bot_server_refuses_a_turn_it_cannot_verify() -> None:
 
 
 def test_the_committed_turn_schema_is_the_generated_one() -> None:
-    """Regenerate with: python -m games.api.bot_turn_schema > docs/schemas/bot-turn.schema.json"""
+    """Regenerate with: python -m games.contracts.bot_turn_schema > docs/schemas/bot-turn.schema.json"""
     assert json.loads(SCHEMA_FILE.read_text()) == turn_schema(openapi_document(), extbots.BODY_TYPE)

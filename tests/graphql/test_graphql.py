@@ -317,7 +317,7 @@ def test_action_mutations_succeed_and_refuse_with_the_engine_codes() -> None:
         ("playCard", "card: $card", {"card": "2C"}, "wrong_phase"),
         ("playCard", "card: $card", {"card": "ZZ"}, "invalid_card"),
         ("passCards", "cards: $cards", {"cards": hand[:2]}, "bad_pass"),
-        ("chooseMoon", 'choice: "maybe"', {}, "moon_choice_invalid"),
+        ("chooseMoon", 'choice: "maybe"', {}, "invalid_input"),  # as REST: the input's choices
         ("chooseMoon", 'choice: "add"', {}, "wrong_phase"),
         ("passCards", "cards: $cards, expectedVersion: 1", {"cards": hand[:3]}, "stale_version"),
     ]:

@@ -21,7 +21,7 @@ from gql.transport.requests import RequestsHTTPTransport
 from graphene.utils.str_converters import to_camel_case
 from graphql import GraphQLEnumType, GraphQLInterfaceType, build_client_schema, get_introspection_query
 
-from games.api.event_schemas import EVENTS as REST_EVENTS
+from games.contracts.event_schemas import EVENTS as REST_EVENTS
 from games.engine import Options
 from games.engine.deal import pass_direction
 from games.errors import Code

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from games import accounts, services
 from games.accounts import app_create, player_create
 from games.errors import ServiceError
-from games.graphql.schema import DEPRECATED_UNTIL
+from games.graphql.tables import DEPRECATED_UNTIL
 from tests.graphql.test_graphql import ROOT, gql, guest, ok
 
 pytestmark = pytest.mark.django_db

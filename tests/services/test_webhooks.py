@@ -32,7 +32,8 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
-from games.api.webhook_schema import body_schema, openapi_document
+from games.contracts.openapi import openapi_document
+from games.contracts.webhook_schema import body_schema
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks import transport
@@ -692,12 +693,12 @@ def test_every_webhook_answer_matches_the_documented_schema(receiver: Callable[.
 
 
 def test_the_committed_body_schema_is_the_generated_one_and_refuses_hidden_cards() -> None:
-    """docs/schemas/webhook-body.schema.json is what games/api/webhook_schema.py builds from the
+    """docs/schemas/webhook-body.schema.json is what games/contracts/webhook_schema.py builds from the
     OpenAPI document's event schemas, for the public event types only."""
     openapi = openapi_document()
     generated = body_schema(openapi, webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
     assert json.loads(SCHEMA_FILE.read_text()) == generated, (
-        "regenerate it: python -m games.api.webhook_schema > docs/schemas/webhook-body.schema.json"
+        "regenerate it: python -m games.contracts.webhook_schema > docs/schemas/webhook-body.schema.json"
     )
     Draft202012Validator.check_schema(generated)
     assert {"event", *webhooks.PUBLIC_EVENT_TYPES} <= set(generated["$defs"])

@@ -11,6 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from games.contracts.openapi import openapi_document
+
 TARGET = Path(__file__).resolve().parents[3] / "web" / "event-types.js"
 
 HEADER = """\
@@ -20,14 +22,6 @@ HEADER = """\
 // edit. tests/e2e/test_web_events.py fails when this file is stale, and when events.js has no
 // handler for a type listed here.
 """
-
-
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI document the service serves at /api/schema/."""
-    from drf_spectacular.generators import SchemaGenerator
-
-    document: dict[str, Any] = SchemaGenerator().get_schema(request=None, public=True)
-    return document
 
 
 def event_types(document: dict[str, Any]) -> tuple[list[str], list[str]]:

@@ -1,5 +1,5 @@
 """The JSON Schema of a webhook delivery's body (docs/schemas/webhook-body.schema.json), built from
-the OpenAPI document's event schemas; `python -m games.api.webhook_schema` prints it."""
+the OpenAPI document's event schemas; `python -m games.contracts.webhook_schema` prints it."""
 
 from __future__ import annotations
 
@@ -8,51 +8,10 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
-_COMPONENTS = "#/components/schemas/"
+from games.contracts.openapi import DIALECT, json_schema, openapi_document
+
 _STREAM_ONLY = ("id", "table")  # properties of an Event_<type> that only stream events carry
 _INT: dict[str, Any] = {"type": "integer", "minimum": 0}
-
-
-def openapi_document() -> dict[str, Any]:
-    """The service's OpenAPI document, as GET /api/schema/ serves it."""
-    from drf_spectacular.generators import SchemaGenerator
-
-    document: dict[str, Any] = SchemaGenerator().get_schema(request=None, public=True)
-    return document
-
-
-def _json_schema(node: Any, refs: set[str]) -> Any:
-    """An OpenAPI 3.0 schema as JSON Schema 2020-12: `$ref`s point into `$defs` (and are collected
-    in `refs`), `nullable` admits null, `example` becomes `examples`, extensions are dropped."""
-    if isinstance(node, list):
-        return [_json_schema(item, refs) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in ("nullable", "discriminator") or key.startswith("x-"):
-            continue
-        if key == "$ref" and isinstance(value, str) and value.startswith(_COMPONENTS):
-            refs.add(value.removeprefix(_COMPONENTS))
-            out[key] = "#/$defs/" + value.removeprefix(_COMPONENTS)
-        elif key == "example":
-            out["examples"] = [value]
-        elif key == "properties":
-            out[key] = {name: _json_schema(field, refs) for name, field in value.items()}
-        else:
-            out[key] = _json_schema(value, refs)
-    for bound in ("Minimum", "Maximum"):  # OpenAPI 3.0's boolean exclusiveMinimum/Maximum
-        if out.get(f"exclusive{bound}") is True:
-            out[f"exclusive{bound}"] = out.pop(bound.lower())
-        elif out.get(f"exclusive{bound}") is False:
-            del out[f"exclusive{bound}"]
-    if node.get("nullable"):
-        if isinstance(out.get("type"), str) and "enum" not in out:
-            out["type"] = [out["type"], "null"]
-        else:
-            out = {"anyOf": [out, {"type": "null"}]}
-    return out
 
 
 def body_schema(openapi: dict[str, Any], event_types: Iterable[str], body_type: str) -> dict[str, Any]:
@@ -66,14 +25,14 @@ def body_schema(openapi: dict[str, Any], event_types: Iterable[str], body_type: 
     refs: set[str] = set()
     defs: dict[str, Any] = {}
     for kind in kinds:
-        event = _json_schema(components[f"Event_{kind}"], refs)
+        event = json_schema(components[f"Event_{kind}"], refs)
         event["properties"] = {k: v for k, v in event["properties"].items() if k not in _STREAM_ONLY}
         event["required"] = [k for k in event["required"] if k not in _STREAM_ONLY]
         defs[kind] = event
     done: set[str] = set()
     while pending := sorted(refs - done):  # the components the events refer to, transitively
         for name in pending:
-            defs[name] = _json_schema(components[name], refs)
+            defs[name] = json_schema(components[name], refs)
             done.add(name)
     envelope = {
         "id": {

@@ -1,6 +1,7 @@
 """The JSON Schema of the body the service POSTs to a bot an app brought (docs/bots-byo.md,
 docs/schemas/bot-turn.schema.json), built from the OpenAPI document's GameOut and LegalOut: the
-`view` is exactly a seat's `game` of GET tables/{id}. `python -m games.api.bot_turn_schema` prints it."""
+`view` is exactly a seat's `game` of GET tables/{id}. `python -m games.contracts.bot_turn_schema`
+prints it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from games.api.webhook_schema import DIALECT, _json_schema, openapi_document
+from games.contracts.openapi import DIALECT, json_schema, openapi_document
 
 _INT: dict[str, Any] = {"type": "integer", "minimum": 0}
 
@@ -20,7 +21,7 @@ def turn_schema(openapi: dict[str, Any], body_type: str) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     while pending := sorted(refs - set(defs)):  # the components they refer to, transitively
         for name in pending:
-            defs[name] = _json_schema(components[name], refs)
+            defs[name] = json_schema(components[name], refs)
     envelope = {
         "id": {"type": "string", "description": "this call's id, also the webhook-id header"},
         "type": {"const": body_type, "description": "what the body holds: one seat's turn"},

@@ -1,14 +1,14 @@
-"""The OpenAPI description of every event type and of the two stream endpoints (an OpenAPI hook)."""
+"""The OpenAPI description of every event type and of the two stream endpoints (games/api/streams.py
+adds them to the document served)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bots import LEVELS
-from games.api import schemas
-from games.api.schemas import EXTERNAL_LEVEL_PATTERN
 from games.errors import Code
-from games.extbots import REASONS
+from games.extbots import LEVEL_PATTERN, REASONS
 
 _INT: dict[str, Any] = {"type": "integer"}
 _STR: dict[str, Any] = {"type": "string"}
@@ -321,7 +321,7 @@ def event_components() -> dict[str, dict[str, Any]]:
     out["SeatLevel"] = {
         "description": "A seat's bot: a built-in level, or ext:<name> for a bot the app brought "
         "(docs/bots-byo.md)",
-        "anyOf": [_ref("BotLevelEnum"), {"type": "string", "pattern": EXTERNAL_LEVEL_PATTERN}],
+        "anyOf": [_ref("BotLevelEnum"), {"type": "string", "pattern": LEVEL_PATTERN}],
     }
     out["StreamEvent"] = _union(
         [*EVENTS, *STREAM_ONLY],
@@ -330,20 +330,12 @@ def event_components() -> dict[str, dict[str, Any]]:
     return out
 
 
+ErrorResponses = Callable[[tuple[Code, ...]], dict[str, Any]]  # an operation's codes -> its error responses
+
+
 def _stream_operation(
-    op: str, summary: str, params: list[dict[str, Any]], codes: tuple[Code, ...]
+    op: str, summary: str, params: list[dict[str, Any]], errors: dict[str, Any]
 ) -> dict[str, Any]:
-    errors = {
-        str(status): {
-            "description": schemas.describe_codes(status, names),
-            "x-error-codes": names,
-            "content": {
-                "application/json": {"schema": _ref("RateLimitedOut" if status == 429 else "ErrorOut")}
-            },
-            **({"headers": {"Retry-After": schemas.RETRY_AFTER}} if status in (429, 503) else {}),
-        }
-        for status, names in schemas.error_codes(codes, body=False).items()
-    }
     text = {"schema": {"type": "string"}}
     ok = {
         "description": (
@@ -397,21 +389,22 @@ def _stream_operation(
     }
 
 
-def add_streams(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
-    """drf-spectacular postprocessing hook: the streams are plain async Django views, described here."""
-    result.setdefault("components", {}).setdefault("schemas", {}).update(event_components())
+def stream_paths(error_responses: ErrorResponses) -> dict[str, Any]:
+    """The two streams' operations by path (they are plain async Django views, not DRF's), with
+    the error responses the adapter gives each one's codes."""
     table_id = {"name": "table_id", "in": "path", "required": True, "schema": _INT}
     stream = (Code.invalid_format, Code.invalid_last_event_id, Code.ticket_invalid, Code.ticket_expired)
-    result["paths"]["/api/v1/tables/{table_id}/stream"] = _stream_operation(
-        "streamTableEvents",
-        "The table's events as you may see them, live",
-        [table_id],
-        (*stream, Code.not_found),
-    )
-    result["paths"]["/api/v1/me/stream"] = _stream_operation(
-        "streamMyEvents",
-        "Your events at every table you sit at, and your turns",
-        [],
-        (*stream, Code.player_token_required),
-    )
-    return result
+    return {
+        "/api/v1/tables/{table_id}/stream": _stream_operation(
+            "streamTableEvents",
+            "The table's events as you may see them, live",
+            [table_id],
+            error_responses((*stream, Code.not_found)),
+        ),
+        "/api/v1/me/stream": _stream_operation(
+            "streamMyEvents",
+            "Your events at every table you sit at, and your turns",
+            [],
+            error_responses((*stream, Code.player_token_required)),
+        ),
+    }

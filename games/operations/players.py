@@ -1,0 +1,100 @@
+"""The player operations: guests, an app's players, their bearer tokens.
+
+Each is declared once: REST serves it (games/api/views.py) and GraphQL too (games/graphql/players.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_serializer
+
+from games import accounts
+from games.errors import Code, ServiceError
+from games.models import Player
+from games.operations.base import Access, Call, Operation
+from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer
+
+NAME = {"max_length": accounts.NAME_MAX, "help_text": f"1 to {accounts.NAME_MAX} characters"}
+
+
+def credential(player: Player, token: str) -> dict[str, Any]:
+    """A player and a new bearer token of theirs (shown once: only its hash is stored)."""
+    shown = {"id": player.pk, "name": player.name, "external_id": player.external_id}
+    return {"player": shown, "token": token}
+
+
+@extend_schema_serializer(component_name="CreateGuest")
+class CreateGuestIn(StrictSerializer):
+    """A guest player: only a name."""
+
+    name = StrictCharField(**NAME)
+
+
+CREATE_GUEST = Operation(
+    name="createGuest",
+    description="A self-service guest player and its bearer token (no credentials needed).",
+    input=CreateGuestIn,
+    access=Access.ANYONE,
+    run=lambda c: credential(*accounts.player_create(app=None, name=c["name"])),
+)
+
+
+@extend_schema_serializer(component_name="CreatePlayer")
+class CreatePlayerIn(StrictSerializer):
+    """A player of the app, with the app's own id for the user."""
+
+    name = StrictCharField(**NAME)
+    external_id = StrictCharField(
+        max_length=accounts.EXTERNAL_ID_MAX,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Your own id for the user (at most 128 characters)",
+    )
+
+
+CREATE_PLAYER = Operation(
+    name="createPlayer",
+    description="App key: a player for one of the app's users, and a first bearer token.",
+    input=CreatePlayerIn,
+    access=Access.APP,
+    denied="only an app key can create players",
+    run=lambda c: credential(
+        *accounts.player_create(app=c.principal.app, name=c["name"], external_id=c["external_id"])
+    ),
+)
+
+
+def _token(c: Call) -> dict[str, Any]:
+    app = c.principal.app
+    assert app is not None  # Access.APP
+    player = accounts.player_of(app, c["player_id"])
+    return credential(player, accounts.token_issue(player=player))
+
+
+CREATE_PLAYER_TOKEN = Operation(
+    name="createPlayerToken",
+    description="App key: another bearer token for one of the app's players.",
+    input=EmptyIn,
+    path=("player_id",),
+    access=Access.APP,
+    denied="only an app key can issue its players' tokens",
+    run=_token,
+    errors=(Code.not_found,),
+)
+
+
+def _revoke(c: Call) -> None:
+    if not accounts.token_revoke(token=c["bearer"]):
+        raise ServiceError("not_a_player_token", "only a player token can be revoked here", kind="rules")
+
+
+REVOKE_TOKEN = Operation(
+    name="revokeToken",
+    description="Revoke the player token this request is made with.",
+    input=EmptyIn,
+    path=("bearer",),
+    run=_revoke,
+    errors=(Code.not_a_player_token,),
+)
