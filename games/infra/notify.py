@@ -9,7 +9,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import redis
@@ -76,13 +76,27 @@ def publish(
     same round trip (games.infra.clocks). The message is only a wake-up: streams read what changed
     from the database, so a lost message (Redis restarting) delays a stream by at most its poll
     interval, and never loses or repeats an event; a lost clock is found by the sweep. Without
-    Redis (the embedded run) streams poll, the sweeping thread enforces clocks, and this does nothing.
+    Redis (the embedded run: one process) the wake-up goes straight to this process's stream hubs
+    (`listen_here`), and the sweeping thread enforces clocks.
 
     The round trip is made by this process's publisher thread, in order, several commits' wake-ups
     in one pipeline when they queue up: the request that committed does not wait for Redis."""
     if not settings.REDIS_URL:
+        players = frozenset(player_ids)
+        for listener in list(_listeners):
+            listener(table_id, version, players)
         return
     _outbox().put(_Note(table_id, version, frozenset(player_ids), clock))
+
+
+# Without Redis, the stream hubs of this process (one per event loop), called with each wake-up.
+_listeners: list[Callable[[int, int, frozenset[int]], None]] = []
+
+
+def listen_here(listener: Callable[[int, int, frozenset[int]], None]) -> None:
+    """Without Redis: call `listener(table_id, version, player_ids)` with every wake-up this process
+    publishes (from the thread that committed: the listener hands it to its own loop)."""
+    _listeners.append(listener)
 
 
 @dataclass(frozen=True)

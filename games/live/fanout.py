@@ -14,7 +14,8 @@ Nothing depends on Redis: the move log is the truth and a message only a wake-up
 STREAM_POLL_SECONDS one query reads the versions of all followed tables (and the unfinished tables
 of all followed players), which covers a lost message and a Redis that is down; when the connection
 fails the reader reconnects with backoff, resubscribes, and polls at once. Without REDIS_URL (the
-embedded run) only the poll runs. Authorization is per stream, when it opens (see streams.py).
+embedded run) the wake-ups come from this process's own commits (notify.listen_here), and the
+poll. Authorization is per stream, when it opens (see streams.py).
 """
 
 from __future__ import annotations
@@ -311,7 +312,21 @@ class Hub:
             return
         if settings.REDIS_URL:
             self.tasks.append(self.loop.create_task(self._listen()))
+        else:  # one process: its own commits are the wake-ups (the poll stays as the safety net)
+            notify.listen_here(self._wake_here)
         self.tasks.append(self.loop.create_task(self._poll()))
+
+    def _wake_here(self, table_id: int, version: int, players: frozenset[int]) -> None:
+        """A wake-up published by this process (no Redis), from the thread that committed."""
+        with contextlib.suppress(RuntimeError):  # this hub's loop is closed: nothing to wake
+            self.loop.call_soon_threadsafe(self._news_here, table_id, version, players)
+
+    def _news_here(self, table_id: int, version: int, players: frozenset[int]) -> None:
+        feed = self.feeds.get(table_id)
+        if feed is not None:
+            feed.announce(version)
+        for player_id in players:
+            self._player_news(player_id, table_id, version)
 
     # -- registrations ----------------------------------------------------------------------
 
