@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist, ValidationError
-from django.db.models import Model, QuerySet
+from django.db.models import Model
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
@@ -30,7 +30,7 @@ class CheckedCursorPagination(CursorPagination):
 
     model: type[Model] | None = None
 
-    def paginate_queryset(self, queryset: QuerySet[Any], request: Request, view: Any = None) -> Any:
+    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
         self.model = queryset.model
         return super().paginate_queryset(queryset, request, view)
 
@@ -45,7 +45,8 @@ class CheckedCursorPagination(CursorPagination):
         name = ordering.lstrip("-")
         try:
             field = self.model._meta.pk if name == "pk" else self.model._meta.get_field(name)
-            value = field.to_python(cursor.position)
+            # An ordering column, never a relation (which has no to_python).
+            value = field.to_python(cursor.position)  # type: ignore[union-attr]
         except (FieldDoesNotExist, ValidationError, ValueError, TypeError, OverflowError) as exc:
             raise _invalid() from exc
         if value is None or (isinstance(value, int) and not -_BIGINT <= value <= _BIGINT):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import Http404
@@ -27,12 +28,14 @@ class JSONOnly(BaseContentNegotiation):
     anyway: a client that asks for XML gets an answer it can read, never a 406 or a 404 with a
     generic code."""
 
-    def select_parser(self, request: Any, parsers: list[Any]) -> Any:
+    def select_parser(self, request: Any, parsers: Iterable[Any]) -> Any:
         return DefaultContentNegotiation().select_parser(request, parsers)
 
-    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> Any:
+    def select_renderer(
+        self, request: Any, renderers: Iterable[Any], format_suffix: str | None = None
+    ) -> Any:
         try:  # the schema view offers YAML and JSON: a client's choice there is kept
             return DefaultContentNegotiation().select_renderer(request, renderers, format_suffix)
         except (exceptions.NotAcceptable, Http404):  # Http404: DRF's answer to an unknown ?format=
-            renderer = renderers[0]
+            renderer = next(iter(renderers))
             return renderer, renderer.media_type

@@ -4,7 +4,8 @@ answers: the caller's view of a table for a table's change, the operation's own 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
@@ -18,6 +19,8 @@ from games.accounts import Principal
 from games.api import schemas
 from games.errors import Code, ServiceError
 from games.operations.base import Access, Operation
+
+F = TypeVar("F", bound=Callable[..., Any])  # a view method, as it is
 
 IF_MATCH = OpenApiParameter(
     "If-Match",
@@ -103,7 +106,7 @@ def documented(
     more: dict[int, Any] | None = None,
     headers: dict[int, dict[str, Any]] | None = None,
     body: bool = True,
-) -> Any:
+) -> Callable[[F], F]:
     """The OpenAPI description of one operation: its id, description, body and error codes from its
     declaration (`operation`; `request` overrides its body's description, as the action's union
     does), else as given (`op`, `request`, `errors`: the reads); its tag and answer; every error it
@@ -125,7 +128,7 @@ def documented(
     extensions: dict[str, Any] = {"x-error-codes": {str(s): names for s, names in codes.items()}}
     if headers:
         extensions["x-response-headers"] = {str(s): h for s, h in headers.items()}
-    return extend_schema(
+    described: Callable[[F], F] = extend_schema(
         operation_id=op,
         description=description,
         tags=[tag],
@@ -134,6 +137,7 @@ def documented(
         parameters=list(params),
         extensions=extensions,
     )
+    return described
 
 
 def perform(

@@ -53,7 +53,8 @@ class ErrorOut(F.Serializer):
     turn = F.IntegerField(required=False, help_text="not_your_turn: the seat to act")
     phase = F.CharField(required=False, help_text="wrong_phase, game_over: the phase the hand is in")
     card = F.CharField(required=False, help_text="card_not_in_hand, bad_pass: the card")
-    required = F.CharField(required=False, help_text="must_lead_lowest_club: the card to lead")
+    # The detail `required` (must_lead_lowest_club): DRF's stubs type Field.required, a bool.
+    required = F.CharField(required=False, help_text="must_lead_lowest_club: the card to lead")  # type: ignore[assignment]
     suit = F.CharField(required=False, help_text="must_follow_suit: the suit led")
     token = F.CharField(required=False, help_text="invalid_card: the token that is not a card")
     seat = F.CharField(required=False, help_text="invalid_seat: the seat asked for")

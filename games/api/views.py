@@ -40,12 +40,13 @@ def _variant(kind: str) -> type[StrictSerializer]:
     its own field (required) and `expected_version`; a pass names exactly PASS_COUNT cards."""
     own = ActionIn.FIELDS_OF_TYPE[kind]
     field = ActionIn._declared_fields[own]
-    kwargs: dict[str, Any] = {**copy.deepcopy(field._kwargs), "required": True}
+    # DRF keeps a field's constructor arguments to copy it (Field.__deepcopy__); its stubs leave them out.
+    kwargs: dict[str, Any] = {**copy.deepcopy(field._kwargs), "required": True}  # type: ignore[attr-defined]
     if own == "cards":
         kwargs |= {"min_length": PASS_COUNT, "max_length": PASS_COUNT}
     fields = {
         "type": StrictChoiceField(choices=[kind]),
-        own: type(field)(*field._args, **kwargs),
+        own: type(field)(*field._args, **kwargs),  # type: ignore[attr-defined]
         "expected_version": ActionIn._declared_fields["expected_version"],
     }
     name = f"{kind.capitalize()}Action"

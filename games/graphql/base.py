@@ -77,7 +77,7 @@ def arguments_of(operation: Operation, **own: Any) -> dict[str, Any]:
     return arguments
 
 
-def argument_of(field: serializers.Field) -> Any:
+def argument_of(field: serializers.Field[Any, Any, Any, Any]) -> Any:
     """One input field as an argument: graphene-django's conversion of a serializer field, with
     the field's default shown in the schema, and a list's items non-null (a list takes no nulls)."""
     if isinstance(field, serializers.ListField):
@@ -121,6 +121,12 @@ class OperationMutation(graphene.Mutation):
         return {k: v for k, v in arguments.items() if v is not None or k in nullable}
 
     @classmethod
+    def output_type(cls) -> Any:
+        """The payload type (the subclass's Output)."""
+        meta: Any = cls._meta  # graphene sets it on each subclass (None on the abstract bases)
+        return meta.output
+
+    @classmethod
     def context_of(cls, info: Any) -> dict[str, Any]:
         """Values of the operation's path that GraphQL takes from the request, not from arguments."""
         return {}
@@ -140,7 +146,7 @@ class OperationMutation(graphene.Mutation):
             idem = None
             if operation.idempotent and principal is not None:
                 fingerprint = {**path, **arguments}
-                idem = Idempotency.for_table(principal, key, f"graphql {cls._meta.name}", fingerprint)
+                idem = Idempotency.for_table(principal, key, f"graphql {cls.__name__}", fingerprint)
             out = operation(principal, data, idem)
         except (ServiceError, serializers.ValidationError) as exc:
             return cls.refused(error_of(exc))
@@ -149,12 +155,12 @@ class OperationMutation(graphene.Mutation):
     @classmethod
     def refused(cls, error: Error) -> Any:
         """The payload of a refusal: only `errors` (the other fields null or false)."""
-        return cls._meta.output(errors=[error])
+        return cls.output_type()(errors=[error])
 
     @classmethod
     def answer(cls, info: Any, principal: Principal | None, out: Any) -> Any:
         """The payload of a success: the operation's answer (a dict) and no errors."""
-        return cls._meta.output(**(out or {}), errors=[])
+        return cls.output_type()(**(out or {}), errors=[])
 
 
 class TablePayload(graphene.ObjectType):

@@ -144,7 +144,8 @@ class Query(RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, graphene.
         tables = reads.filtered_tables(p, status=status, open_seats=bool(open_seats), mine=bool(mine))
         rows = reads.tables_before(tables, _uncursor(after) if after else None, first + 1)
         page = rows[:first]
-        edges = [TableConnection.Edge(node=TableRef(p, t), cursor=_cursor(t.pk)) for t in page]
+        edge = TableConnection.Edge  # type: ignore[attr-defined]  # graphene makes it with the class
+        edges = [edge(node=TableRef(p, t), cursor=_cursor(t.pk)) for t in page]
         return TableConnection(
             edges=edges,
             page_info=graphene.relay.PageInfo(

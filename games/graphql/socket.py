@@ -669,7 +669,7 @@ _background: set[asyncio.Task[Any]] = set()
 
 def _view() -> HeartsGraphQLView:
     if not _views:
-        _views.append(HeartsGraphQLView())  # type: ignore[no-untyped-call]  # graphene-django leaves GraphQLView.__init__ unannotated
+        _views.append(HeartsGraphQLView())
     return _views[0]
 
 

@@ -283,32 +283,41 @@ class Table(graphene.ObjectType):
     hands = graphene.List(graphene.NonNull(Hand), required=True)
     hand = graphene.Field(Hand, number=graphene.Int(required=True))
 
+    @staticmethod
     def resolve_status(ref: TableRef, info: Any) -> str:
         return str(ref.status)  # the model's choice (a str enum) or a stored answer's string
 
+    @staticmethod
     def resolve_rematch_of(ref: TableRef, info: Any) -> int | None:
         return ref.view().get("rematch_of")
 
+    @staticmethod
     def resolve_rated(ref: TableRef, info: Any) -> bool:
         return bool(ref.view().get("rated"))  # answers stored before ratings have no `rated`
 
+    @staticmethod
     def resolve_rematch(ref: TableRef, info: Any) -> Any:
         return ref.view().get("rematch")
 
+    @staticmethod
     def resolve_scoresheet(ref: TableRef, info: Any) -> Any:
         return reads.scoresheet(ref.table(), ref.principal)["hands"]
 
+    @staticmethod
     def resolve_moves(ref: TableRef, info: Any, after: int, first: int) -> Any:
         return reads.moves_after(ref.table(), ref.principal, _after(after), _first(first))["moves"]
 
+    @staticmethod
     def resolve_events(ref: TableRef, info: Any, after: int, first: int) -> Any:
         page = reads.events_after(ref.table(), ref.principal, _after(after), _first(first), ids=True)
         events = [{**event, "table": ref.id} for event in page["events"]]
         return EventsPage(events=events, version=page["version"], more=page["more"])
 
+    @staticmethod
     def resolve_hands(ref: TableRef, info: Any) -> Any:
         return reads.hands(ref.table(), ref.principal)
 
+    @staticmethod
     def resolve_hand(ref: TableRef, info: Any, number: int) -> Any:
         try:
             return reads.hand_replay(ref.table(), ref.principal, number)

@@ -139,7 +139,8 @@ class HeartsGraphQLView(GraphQLView):
                     405, "method_not_allowed", "GraphQL takes GET (queries) and POST", {"Allow": "GET, POST"}
                 )
             if request.method == "GET" and self.can_display_graphiql(request, {}):
-                return super().dispatch(request, *args, **kwargs)  # the GraphiQL page
+                page: HttpResponse = super().dispatch(request, *args, **kwargs)  # the GraphiQL page
+                return page
             query, variables, operation_name = self._params(request)
             body, status, headers = self._run(request, query, variables, operation_name)
         except Refused as exc:
@@ -212,6 +213,7 @@ class HeartsGraphQLView(GraphQLView):
         """The parsed operation, checked against the schema, the limits (depth, cost, aliases) and
         its variables: the same checks over HTTP and over the WebSocket (games/graphql/socket.py).
         Refused, or the body of a 400 listing the errors."""
+        assert self.schema is not None  # the view is built with the schema (urls.py)
         schema = self.schema.graphql_schema
         limit_root_fields(schema)  # once per schema: a no-op after the first request
         try:
@@ -256,6 +258,7 @@ class HeartsGraphQLView(GraphQLView):
     ) -> tuple[dict[str, Any], int, dict[str, str]]:
         """Execute a prepared query or mutation as `request`'s caller (an HTTP request, or one
         operation of a WebSocket): its answer body, HTTP status and headers."""
+        assert self.schema is not None  # the view is built with the schema (urls.py)
         schema = self.schema.graphql_schema
         result = execute(
             schema,
@@ -285,7 +288,7 @@ class HeartsGraphQLView(GraphQLView):
     @staticmethod
     def format_error(error: Exception) -> dict[str, Any]:
         """Every error carries extensions.code: the service's code, or a GraphQL one."""
-        formatted = GraphQLView.format_error(error)
+        formatted: dict[str, Any] = GraphQLView.format_error(error)
         original = getattr(error, "original_error", None)
         extensions = formatted.setdefault("extensions", {})
         if isinstance(original, ServiceError):

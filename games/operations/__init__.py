@@ -4,9 +4,7 @@
 `ALL` lists them, so the contract tests can check each is served and documented.
 """
 
-from games.operations.base import Access as Access
-from games.operations.base import Call as Call
-from games.operations.base import Operation
+from games.operations.base import Access, Call, Operation
 from games.operations.invites import CREATE_INVITE, JOIN_BY_INVITE, REVOKE_INVITE
 from games.operations.players import CREATE_GUEST, CREATE_PLAYER, CREATE_PLAYER_TOKEN, REVOKE_TOKEN
 from games.operations.tables import (
@@ -43,3 +41,28 @@ ALL: tuple[Operation, ...] = (
     REVOKE_INVITE,
     JOIN_BY_INVITE,
 )
+
+__all__ = [
+    "ABANDON_TABLE",
+    "ADD_BOT",
+    "ALL",
+    "CREATE_GUEST",
+    "CREATE_INVITE",
+    "CREATE_PLAYER",
+    "CREATE_PLAYER_TOKEN",
+    "CREATE_TABLE",
+    "JOIN_BY_INVITE",
+    "JOIN_TABLE",
+    "LEAVE_QUICK_PLAY",
+    "LEAVE_TABLE",
+    "QUICK_PLAY",
+    "RECLAIM_SEAT",
+    "REQUEST_REMATCH",
+    "REVOKE_INVITE",
+    "REVOKE_TOKEN",
+    "START_TABLE",
+    "SUBMIT_ACTION",
+    "Access",
+    "Call",
+    "Operation",
+]

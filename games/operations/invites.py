@@ -9,7 +9,7 @@ from games import services
 from games.errors import Code
 from games.operations.base import Access, Operation
 from games.operations.fields import EmptyIn, StrictIntegerField, StrictSerializer
-from games.operations.tables import POSITION
+from games.operations.tables import position_field
 from games.services.invites import EXPIRY_LIMITS, USES_LIMITS
 
 MANAGE = (Code.not_found, (Code.not_seated, 422))  # a code is managed by a seated player or the app
@@ -64,7 +64,7 @@ REVOKE_INVITE = Operation(
 class JoinByInviteIn(StrictSerializer):
     """Take a seat at the code's table: the lowest open one, or `position`."""
 
-    position = StrictIntegerField(required=False, **POSITION, help_text="The seat, 0 first")
+    position = position_field()
 
 
 JOIN_BY_INVITE = Operation(

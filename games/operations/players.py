@@ -15,7 +15,10 @@ from games.models import Player
 from games.operations.base import Access, Call, Operation
 from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer
 
-NAME = {"max_length": accounts.NAME_MAX, "help_text": f"1 to {accounts.NAME_MAX} characters"}
+
+def name_field() -> StrictCharField:
+    """A player's name: 1 to accounts.NAME_MAX characters."""
+    return StrictCharField(max_length=accounts.NAME_MAX, help_text=f"1 to {accounts.NAME_MAX} characters")
 
 
 def credential(player: Player, token: str) -> dict[str, Any]:
@@ -28,7 +31,7 @@ def credential(player: Player, token: str) -> dict[str, Any]:
 class CreateGuestIn(StrictSerializer):
     """A guest player: only a name."""
 
-    name = StrictCharField(**NAME)
+    name = name_field()
 
 
 CREATE_GUEST = Operation(
@@ -44,7 +47,7 @@ CREATE_GUEST = Operation(
 class CreatePlayerIn(StrictSerializer):
     """A player of the app, with the app's own id for the user."""
 
-    name = StrictCharField(**NAME)
+    name = name_field()
     external_id = StrictCharField(
         max_length=accounts.EXTERNAL_ID_MAX,
         required=False,

@@ -33,8 +33,21 @@ from games.services.invites import MAX_INVITED
 
 # A change to an open table answers these besides its own codes.
 SEATS = (Code.not_found, Code.table_not_open)
-# A seat number: 0 to the most seats a table can have, less one (the engine's `players` option).
-POSITION = {"min_value": 0, "max_value": next(s.maximum for s in OPTION_SPECS if s.name == "players") - 1}
+
+
+def _most_seats() -> int:
+    """The most seats a table can have (the engine's `players` option at its maximum)."""
+    most = next(s.maximum for s in OPTION_SPECS if s.name == "players")
+    assert most is not None
+    return most
+
+
+LAST_SEAT = _most_seats() - 1  # a seat number is 0 to this
+
+
+def position_field() -> StrictIntegerField:
+    """An optional seat number (the lowest open seat when absent)."""
+    return StrictIntegerField(required=False, min_value=0, max_value=LAST_SEAT, help_text="The seat, 0 first")
 
 
 # -- create -----------------------------------------------------------------------------------
@@ -152,7 +165,7 @@ CREATE_TABLE = Operation(
 class JoinTableIn(VersionedIn):
     """Take a seat: the lowest open one, or `position`; `invite`: a code of this table."""
 
-    position = StrictIntegerField(required=False, **POSITION, help_text="The seat, 0 first")
+    position = position_field()
     invite = StrictCharField(
         required=False, max_length=64, help_text="An invite code (a private table needs one unless named)"
     )
@@ -211,7 +224,7 @@ class AddBotIn(VersionedIn):
     """Seat a bot of `level`: in the lowest open seat, or `position`."""
 
     level = LevelField(required=False, default="basic")
-    position = StrictIntegerField(required=False, **POSITION, help_text="The seat, 0 first")
+    position = position_field()
 
 
 ADD_BOT = Operation(

@@ -470,29 +470,29 @@ def test_the_python_sdk_manages_bots_and_its_bot_server_plays_a_whole_game() -> 
     _, key = app_create(name="a")
     http = httpx.Client(transport=httpx.WSGITransport(app=application))
     client = HeartsClient("http://localhost", key, http=http)
-    made = client.register_bot("sdk", "http://127.0.0.1:9/", timeout_ms=2000)  # the URL comes next
+    made = client.bots.register("sdk", "http://127.0.0.1:9/", timeout_ms=2000)  # the URL comes next
     server, url = BotServer(Bot(), secret=made["secret"]).start()
     try:
-        shown = client.update_bot(made["id"], url=url)
+        shown = client.bots.update(made["id"], url=url)
         assert shown["level"] == "ext:sdk" and shown["timeout_ms"] == 2000 and shown["url"] == url
         with pytest.raises(Conflict) as taken:
-            client.register_bot("sdk", url)
+            client.bots.register("sdk", url)
         assert taken.value.code == "bot_name_taken"
         with pytest.raises(BadRequest) as bad:
-            client.register_bot("other", url, timeout_ms=10)
+            client.bots.register("other", url, timeout_ms=10)
         assert bad.value.code == "invalid_input"
-        table = client.create_table(
+        table = client.tables.create(
             options={"target_score": 50}, bots={0: "ext:sdk", 1: "basic", 2: "basic", 3: "strong"}
         )
-        assert client.get_table(table["id"])["status"] == "finished"
-        shown = client.get_bot(made["id"])
+        assert client.tables.get(table["id"])["status"] == "finished"
+        shown = client.bots.get(made["id"])
         assert shown["calls"] == shown["answered"] > 10 and sum(shown["fallbacks"].values()) == 0
-        assert [b["id"] for b in client.bots()] == [made["id"]]
-        rotated = client.rotate_bot_secret(made["id"])
+        assert [b["id"] for b in client.bots.list()] == [made["id"]]
+        rotated = client.bots.rotate_secret(made["id"])
         assert rotated["secret"].startswith("whsec_") and rotated["secret"] != made["secret"]
-        client.delete_bot(made["id"])
+        client.bots.delete(made["id"])
         with pytest.raises(NotFound):
-            client.get_bot(made["id"])
+            client.bots.get(made["id"])
     finally:
         server.shutdown()
         server.server_close()

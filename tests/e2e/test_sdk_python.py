@@ -28,6 +28,7 @@ from hearts_client import (
     HeartsClient,
     HeartsError,
     LegalActions,
+    NotFound,
     RateLimited,
     Retry,
     RulesError,
@@ -152,6 +153,14 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.Standings, "StandingsOut"),
         (sdk_models.Standing, "StandingOut"),
         (sdk_models.TournamentTableRow, "TournamentTableOut"),
+        (sdk_models.Webhook, "WebhookOut"),
+        (sdk_models.WebhookWithSecret, "WebhookSecretOut"),
+        (sdk_models.Delivery, "DeliveryOut"),
+        (sdk_models.DeliveryDetail, "DeliveryDetailOut"),
+        (sdk_models.DeliveryPage, "DeliveryPageOut"),
+        (sdk_models.Hand, "HandOut"),
+        (sdk_models.HandReplay, "HandReplayOut"),
+        (sdk_models.Token, "TokenOut"),
     ]:
         schema = components[name]
         required, optional = _keys(typed)
@@ -210,7 +219,7 @@ def test_a_lost_answer_and_a_503_are_retried_with_the_same_key() -> None:
         ),
         httpx.Response(200, json=TABLE),
     )
-    assert _client(transport).play(7, "QS", version=12) == TABLE
+    assert _client(transport).tables.play(7, "QS", version=12) == TABLE
     assert len(sent) == 3
     assert len({r.headers["Idempotency-Key"] for r in sent}) == 1
     assert {r.headers["If-Match"] for r in sent} == {"12"}
@@ -222,7 +231,7 @@ def test_attempts_are_bounded_and_a_long_retry_after_is_not_waited_for() -> None
     unavailable = httpx.Response(503, json={"code": "service_unavailable", "detail": "db"})
     sent, transport = _scripted(unavailable, unavailable, unavailable, unavailable)
     with pytest.raises(ServiceUnavailable) as raised:
-        _client(transport).get_table(7)
+        _client(transport).tables.get(7)
     assert len(sent) == FAST.attempts and raised.value.code == "service_unavailable"
 
     limited = httpx.Response(
@@ -230,41 +239,41 @@ def test_attempts_are_bounded_and_a_long_retry_after_is_not_waited_for() -> None
     )
     sent, transport = _scripted(limited)
     with pytest.raises(RateLimited) as too_long:
-        _client(transport).get_table(7)
+        _client(transport).tables.get(7)
     assert len(sent) == 1 and too_long.value.retry_after == 3600
 
 
 def test_stale_versions_retry_lobby_writes_only_and_errors_keep_their_code() -> None:
     stale = httpx.Response(409, json={"code": "stale_version", "detail": "moved on", "version": 14})
     sent, transport = _scripted(stale, httpx.Response(200, json=TABLE))
-    _client(transport).join(7, 2, version=12)
+    _client(transport).tables.join(7, 2, version=12)
     assert [r.headers["If-Match"] for r in sent] == ["12", "14"]
     assert sent[0].headers["Idempotency-Key"] == sent[1].headers["Idempotency-Key"]
 
     sent, transport = _scripted(stale)
     with pytest.raises(StaleVersion) as raised:
-        _client(transport).play(7, "QS", version=12)
+        _client(transport).tables.play(7, "QS", version=12)
     assert len(sent) == 1 and raised.value.version == 14 and raised.value.status == 409
 
     refused = httpx.Response(422, json={"code": "must_follow_suit", "detail": "follow", "suit": "H"})
     sent, transport = _scripted(refused)
     with pytest.raises(RulesError) as rules:
-        _client(transport).play(7, "QS")
+        _client(transport).tables.play(7, "QS")
     assert rules.value.code == "must_follow_suit" and rules.value.body["suit"] == "H"
     assert isinstance(rules.value, HeartsError) and len(sent) == 1
 
     proxy_page = httpx.Response(502, text="<html>bad gateway</html>")  # not the API answering
     sent, transport = _scripted(proxy_page, proxy_page, proxy_page)
     with pytest.raises(ServerError) as server:
-        _client(transport).get_table(7)
+        _client(transport).tables.get(7)
     assert server.value.code == "http_502" and len(sent) == FAST.attempts
 
 
 def test_create_table_sends_the_bots_thinking_time_and_pace_only_when_given() -> None:
     sent, transport = _scripted(httpx.Response(201, json=TABLE), httpx.Response(201, json=TABLE))
     client = _client(transport)
-    client.create_table(bots={1: "expert"}, bot_think_ms=500, bot_pace_ms=0)
-    client.create_table(bots={1: "basic"})
+    client.tables.create(bots={1: "expert"}, bot_think_ms=500, bot_pace_ms=0)
+    client.tables.create(bots={1: "basic"})
     assert json.loads(sent[0].content) == {
         "options": {},
         "bots": {"1": "expert"},
@@ -278,8 +287,8 @@ def test_create_table_sends_the_bots_thinking_time_and_pace_only_when_given() ->
 def test_a_conditional_read_answers_none_while_the_table_is_unchanged() -> None:
     sent, transport = _scripted(httpx.Response(304), httpx.Response(200, json=TABLE))
     client = _client(transport)
-    assert client.get_table_if_changed(7, 12) is None
-    assert client.get_table_if_changed(7, 12) == TABLE
+    assert client.tables.get_if_changed(7, 12) is None
+    assert client.tables.get_if_changed(7, 12) == TABLE
     assert [r.headers["If-None-Match"] for r in sent] == ['W/"12"'] * 2
 
 
@@ -293,7 +302,7 @@ def test_the_async_client_retries_alike() -> None:
     async def create() -> Table:
         http = httpx.AsyncClient(transport=transport)
         async with AsyncHeartsClient("http://hearts.test", "t", retry=FAST, http=http) as client:
-            table = await client.create_table(bots={1: "basic"}, idempotency_key="mine-1")
+            table = await client.tables.create(bots={1: "basic"}, idempotency_key="mine-1")
         await http.aclose()
         return table
 
@@ -319,13 +328,13 @@ def test_sync_client_plays_a_whole_game(web: Callable[..., str], workers: Callab
     base = web()
     seen: list[httpx.Request | httpx.Response] = []
     client = HeartsClient.as_guest(base, "sync", http=_counting(seen))
-    table = client.create_table(
+    table = client.tables.create(
         options={"target_score": 50}, bots={1: "random", 2: "random", 3: "random"}, clocks=NO_CLOCKS
     )
-    table = client.join(table["id"], version=table["version"])
+    table = client.tables.join(table["id"], version=table["version"])
     assert table["status"] == "passing" and table["your_seat"] == 0
     events: list[Event] = []
-    stream = client.stream(table["id"])
+    stream = client.streams.table(table["id"])
     deadline = time.monotonic() + 240
     for event in stream:
         assert time.monotonic() < deadline, "the game did not finish"
@@ -340,19 +349,19 @@ def test_sync_client_plays_a_whole_game(web: Callable[..., str], workers: Callab
             else:
                 action = {"type": "play", "card": min(legal["cards"], key=_rank)}
             try:
-                client.act(table["id"], action, version=event["version"])
+                client.tables.act(table["id"], action, version=event["version"])
             except StaleVersion as exc:  # never replayed by the SDK: the stream sends the turn again
                 assert exc.code == "stale_version" and exc.version is not None
     assert events[0]["type"] == "state"
     assert events[-1]["type"] == "table_finished" and events[-1]["status"] == "finished"
     assert all(e["type"] in EVENT_TYPES for e in events)
-    final = client.get_table(table["id"])
+    final = client.tables.get(table["id"])
     assert final["status"] == "finished"
-    assert client.scoresheet(table["id"])["totals"] == events[-1]["totals"]
-    export = client.export(table["id"])  # the finished game's document, and its transcript
+    assert client.tables.scoresheet(table["id"])["totals"] == events[-1]["totals"]
+    export = client.tables.export(table["id"])  # the finished game's document, and its transcript
     assert export["totals"] == events[-1]["totals"] and export["format"] == "hearts-game/1"
     assert len(export["hands"]) == TableRow.objects.get(pk=table["id"]).hand_number
-    assert client.transcript(table["id"]).strip()
+    assert client.tables.transcript(table["id"]).strip()
     posts = [r for r in seen if isinstance(r, httpx.Request) and r.method == "POST"]
     assert posts and all(r.headers.get("Idempotency-Key") for r in posts)
     actions = [r for r in posts if r.url.path.endswith("/actions")]
@@ -381,7 +390,7 @@ def test_async_bot_plays_a_hand(web: Callable[..., str], workers: Callable[..., 
 
     async def play() -> Table:
         async with await AsyncHeartsClient.as_guest(base, "async") as client:
-            table = await client.create_table(bots={1: "basic", 2: "basic", 3: "basic"}, clocks=NO_CLOCKS)
+            table = await client.tables.create(bots={1: "basic", 2: "basic", 3: "basic"}, clocks=NO_CLOCKS)
             return await OneHand().arun(client, table["id"])
 
     table = asyncio.run(asyncio.wait_for(play(), 180))
@@ -409,12 +418,12 @@ def test_stream_resumes_after_the_connection_is_cut(
     # the fourth cut). The bots are paced (20 ms a card): unpaced, a bot-only game can run ahead of
     # the client, whose resumed connection then brings the rest of the game in one read, so that a
     # later cut lands after the last event is already in its buffer (seen once in CI: 2 reconnects).
-    table = client.create_table(
+    table = client.tables.create(
         options={"target_score": 100},
         bots={0: "random", 1: "random", 2: "random", 3: "random"},
         bot_pace_ms=20,
     )
-    stream = client.stream(table["id"])
+    stream = client.streams.table(table["id"])
     streamed: list[Event] = []
     cuts, next_cut = 0, 20
     deadline = time.monotonic() + 240
@@ -434,7 +443,7 @@ def test_stream_resumes_after_the_connection_is_cut(
     logged: list[dict[str, Any]] = []
     after = int(streamed[0]["id"])  # the state covers every move up to its id
     while True:
-        page = client.events(table["id"], after)
+        page = client.tables.events(table["id"], after)
         logged += page["events"]
         after = page["version"]
         if not page["more"]:
@@ -461,8 +470,8 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
     # (split 3 + 3 across a window edge, none would be).
     time.sleep(2 - time.time() % 2 + 0.02)
     started = time.monotonic()
-    tables = [client.create_table(bots={1: "basic", 2: "basic"}) for _ in range(6)]
-    reads = [client.get_table(t["id"]) for t in tables]
+    tables = [client.tables.create(bots={1: "basic", 2: "basic"}) for _ in range(6)]
+    reads = [client.tables.get(t["id"]) for t in tables]
     assert [t["id"] for t in reads] == [t["id"] for t in tables]
     limited = [r for r in seen if isinstance(r, httpx.Response) and r.status_code == 429]
     assert limited, "the limit was never reached"
@@ -475,7 +484,7 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
     once = HeartsClient(base, client.token, retry=Retry(attempts=1))
     with pytest.raises(RateLimited) as raised:
         for _ in range(10):
-            once.get_table(tables[0]["id"])
+            once.tables.get(tables[0]["id"])
     assert raised.value.code == "rate_limited" and raised.value.status == 429
     assert raised.value.retry_after is not None and raised.value.retry_after > 0
 
@@ -483,8 +492,8 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
     time.sleep(2.1)
     table = tables[0]
     other = HeartsClient.as_guest(base, "other")
-    other.add_bot(table["id"], "basic", version=table["version"])
-    joined = client.join(table["id"], version=table["version"])
+    other.tables.add_bot(table["id"], "basic", version=table["version"])
+    joined = client.tables.join(table["id"], version=table["version"])
     assert joined["status"] == "passing" and joined["your_seat"] is not None
     stale = [r for r in seen if isinstance(r, httpx.Response) and r.status_code == 409]
     assert stale and stale[-1].json()["code"] == "stale_version"
@@ -492,7 +501,7 @@ def test_retries_honour_retry_after_and_keep_the_key(web: Callable[..., str]) ->
     assert joined["game"] is not None and joined["game"]["legal_actions"] is not None
     cards = joined["game"]["legal_actions"]["from"][:3]
     with pytest.raises(StaleVersion) as conflict:
-        client.pass_cards(table["id"], cards, version=joined["version"] - 1)
+        client.tables.pass_cards(table["id"], cards, version=joined["version"] - 1)
     assert conflict.value.version == joined["version"]
     client.close()
     other.close()
@@ -508,18 +517,18 @@ def test_me_a_stream_ticket_and_a_conditional_read(web: Callable[..., str]) -> N
     conditional on the version seen answers None until the table changes."""
     base = web()
     with HeartsClient.as_guest(base, "me") as client:
-        assert client.me()["kind"] == "guest" and client.me()["tables"] == []
-        table = client.create_table(bots={1: "basic", 2: "basic"})
-        table = client.join(table["id"], 3)
-        me = client.me()
+        assert client.me.get()["kind"] == "guest" and client.me.get()["tables"] == []
+        table = client.tables.create(bots={1: "basic", 2: "basic"})
+        table = client.tables.join(table["id"], 3)
+        me = client.me.get()
         assert me["player"] is not None and me["player"]["name"] == "me"
         assert [(t["id"], t["seat"]) for t in me["tables"]] == [(table["id"], 3)]
-        ticket = client.stream_ticket(table["id"])
+        ticket = client.streams.table_ticket(table["id"])
         with httpx.Client(timeout=30) as anonymous, connect_sse(anonymous, "GET", ticket["url"]) as source:
             first = next(source.iter_sse())
         assert first.event == "state" and json.loads(first.data)["state"]["your_seat"] == 3
-        assert client.get_table_if_changed(table["id"], table["version"]) is None
-        changed = client.get_table_if_changed(table["id"], table["version"] - 1)
+        assert client.tables.get_if_changed(table["id"], table["version"]) is None
+        changed = client.tables.get_if_changed(table["id"], table["version"] - 1)
         assert changed is not None and changed["version"] == table["version"]
 
 
@@ -534,42 +543,42 @@ def test_quick_play_and_a_rematch_through_the_sdk(
     clients = [HeartsClient.as_guest(base, f"q{i}") for i in range(4)]
     try:
         options = {"players": 3, "target_score": 50}
-        first = clients[0].quick_play(options=options, bot_level=None, wait_seconds=300)
-        assert first["status"] == "open" and clients[0].waiting() is not None
-        clients[3].quick_play(options=options, bot_level=None, wait_seconds=300)
-        clients[3].leave_quick_play()
-        assert clients[3].waiting() is None
-        clients[1].quick_play(options=options, bot_level=None, wait_seconds=300)
-        full = clients[2].quick_play(options=options, bot_level=None, wait_seconds=300)
+        first = clients[0].quick_play.join(options=options, bot_level=None, wait_seconds=300)
+        assert first["status"] == "open" and clients[0].quick_play.get() is not None
+        clients[3].quick_play.join(options=options, bot_level=None, wait_seconds=300)
+        clients[3].quick_play.leave()
+        assert clients[3].quick_play.get() is None
+        clients[1].quick_play.join(options=options, bot_level=None, wait_seconds=300)
+        full = clients[2].quick_play.join(options=options, bot_level=None, wait_seconds=300)
         assert full["id"] == first["id"] and full["status"] == "passing"
-        assert clients[0].waiting() is None
-        kinds = [e["type"] for e in clients[0].events(first["id"])["events"]]
+        assert clients[0].quick_play.get() is None
+        kinds = [e["type"] for e in clients[0].tables.events(first["id"])["events"]]
         assert kinds.index("match_found") == kinds.index("game_started") - 1
 
         table_id = first["id"]
         while True:  # the three people play at random to the end
-            table = clients[0].get_table(table_id)
+            table = clients[0].tables.get(table_id)
             if table["status"] == "finished":
                 break
             game = table["game"]
             assert game is not None
             for seat in game["to_act"]:
                 client = clients[seat]  # client i took seat i
-                legal = client.get_table(table_id)["game"]["legal_actions"]
+                legal = client.tables.get(table_id)["game"]["legal_actions"]
                 if legal is None:
                     continue
                 if legal["type"] == "pass":
-                    client.act(table_id, {"type": "pass", "cards": legal["from"][:3]})
+                    client.tables.act(table_id, {"type": "pass", "cards": legal["from"][:3]})
                 elif legal["type"] == "moon":
-                    client.act(table_id, {"type": "moon", "choice": "add"})
+                    client.tables.act(table_id, {"type": "moon", "choice": "add"})
                 else:
-                    client.act(table_id, {"type": "play", "card": legal["cards"][0]})
+                    client.tables.act(table_id, {"type": "play", "card": legal["cards"][0]})
         for client in clients[:3]:
-            answer = client.rematch(table_id)
+            answer = client.tables.rematch(table_id)
         assert answer["rematch"] is not None and answer["rematch"]["asked"] == [0, 1, 2]
         new_id = answer["rematch"]["table"]
         assert new_id is not None
-        new = clients[0].get_table(new_id)
+        new = clients[0].tables.get(new_id)
         assert new["rematch_of"] == table_id and new["your_seat"] == 1
     finally:
         for client in clients:
@@ -581,33 +590,33 @@ def test_private_tables_invites_and_the_language_through_the_sdk(web: Callable[.
     revoked code is refused; a player's language makes error details Basque with the same code."""
     base = web()
     with HeartsClient.as_guest(base, "host") as host, HeartsClient.as_guest(base, "friend") as friend:
-        table = host.create_table(visibility="private", bots={2: "basic", 3: "basic"})
-        host.join(table["id"], 0)
+        table = host.tables.create(visibility="private", bots={2: "basic", 3: "basic"})
+        host.tables.join(table["id"], 0)
         with pytest.raises(HeartsError) as hidden:
-            friend.get_table(table["id"])
+            friend.tables.get(table["id"])
         assert hidden.value.code == "not_found"
-        revoked = host.create_invite(table["id"])["code"]
-        code = host.create_invite(table["id"], uses=1)["code"]
-        host.revoke_invite(table["id"], revoked)
-        assert [i["hint"] for i in host.invites(table["id"])] == [code[:4]]
+        revoked = host.invites.create(table["id"])["code"]
+        code = host.invites.create(table["id"], uses=1)["code"]
+        host.invites.revoke(table["id"], revoked)
+        assert [i["hint"] for i in host.invites.list(table["id"])] == [code[:4]]
         with pytest.raises(HeartsError) as refused_code:
-            friend.join_by_invite(revoked)
+            friend.invites.join(revoked)
         assert refused_code.value.code == "invite_invalid"
-        assert friend.invite_table(code)["id"] == table["id"]
-        seated = friend.join_by_invite(code)
+        assert friend.invites.get_table(code)["id"] == table["id"]
+        seated = friend.invites.join(code)
         assert seated["your_seat"] == 1 and seated["status"] == "passing"  # full: it started
-        assert friend.set_language("eu")["language"] == "eu"
+        assert friend.me.update("eu")["language"] == "eu"
         with pytest.raises(HeartsError) as refused:
-            friend.act(table["id"], {"type": "play", "card": "2C"})  # passing, not playing
+            friend.tables.act(table["id"], {"type": "play", "card": "2C"})  # passing, not playing
         assert refused.value.code == "wrong_phase"
-        english = friend.set_language(None)
+        english = friend.me.update(None)
         assert english["language"] in ("", None)
         with pytest.raises(HeartsError) as again:
-            friend.act(table["id"], {"type": "play", "card": "2C"})
+            friend.tables.act(table["id"], {"type": "play", "card": "2C"})
         assert again.value.code == "wrong_phase" and str(again.value) != str(refused.value)
-        delayed = host.create_table(spectator_delay={"tricks": 2})
+        delayed = host.tables.create(spectator_delay={"tricks": 2})
         assert delayed["spectator_delay"] == {"tricks": 2}
-        assert friend.get_table(delayed["id"])["delayed"] is True  # a spectator, two tricks behind
+        assert friend.tables.get(delayed["id"])["delayed"] is True  # a spectator, two tricks behind
 
 
 def test_a_rated_game_through_the_sdk_shows_in_ratings_history_and_leaderboard(
@@ -618,39 +627,39 @@ def test_a_rated_game_through_the_sdk_shows_in_ratings_history_and_leaderboard(
     base = web()
     clients = [HeartsClient.as_guest(base, f"r{i}") for i in range(3)]
     try:
-        table = clients[0].create_table(options={"players": 3, "target_score": 50}, rated=True)
+        table = clients[0].tables.create(options={"players": 3, "target_score": 50}, rated=True)
         assert table["rated"] is True
         for seat, client in enumerate(clients):
-            client.join(table["id"], seat)
+            client.tables.join(table["id"], seat)
         while True:
-            if clients[0].get_table(table["id"])["status"] == "finished":
+            if clients[0].tables.get(table["id"])["status"] == "finished":
                 break
             for client in clients:
-                legal = client.get_table(table["id"])["game"]["legal_actions"]
+                legal = client.tables.get(table["id"])["game"]["legal_actions"]
                 if legal is None:
                     continue
                 if legal["type"] == "pass":
-                    client.act(table["id"], {"type": "pass", "cards": legal["from"][:3]})
+                    client.tables.act(table["id"], {"type": "pass", "cards": legal["from"][:3]})
                 elif legal["type"] == "moon":
-                    client.act(table["id"], {"type": "moon", "choice": "add"})
+                    client.tables.act(table["id"], {"type": "moon", "choice": "add"})
                 else:
-                    client.act(table["id"], {"type": "play", "card": legal["cards"][0]})
-        me = clients[0].me()["player"]
+                    client.tables.act(table["id"], {"type": "play", "card": legal["cards"][0]})
+        me = clients[0].me.get()["player"]
         assert me is not None
-        mine = clients[0].player_ratings(me["id"])
+        mine = clients[0].ratings.player(me["id"])
         assert [(r["family"], r["games"]) for r in mine["ratings"]] == [("classic-3", 1)]
-        history = clients[0].rating_history(me["id"], family="classic-3")
+        history = clients[0].ratings.history(me["id"], family="classic-3")
         assert [c["table"] for c in history["results"]] == [table["id"]] and history["next"] is None
-        board = clients[1].leaderboard("classic-3")
+        board = clients[1].ratings.leaderboard("classic-3")
         assert len(board["results"]) == 3
         assert [r["score"] for r in board["results"]] == sorted(
             (r["score"] for r in board["results"]), reverse=True
         )
-        assert clients[2].rating_system()["model"] == "PlackettLuce"
+        assert clients[2].ratings.system()["model"] == "PlackettLuce"
 
         async def read() -> list[str]:
             async with AsyncHeartsClient(base, token=clients[0].token) as client:
-                page = await client.leaderboard("classic-3")
+                page = await client.ratings.leaderboard("classic-3")
                 return [r["name"] for r in page["results"]]
 
         assert sorted(asyncio.run(read())) == ["r0", "r1", "r2"]
@@ -668,16 +677,16 @@ def test_a_bot_tournament_through_the_sdk_on_the_bot_lane_equals_the_command(
     workers()
     _, key = app_create(name="measure")
     with HeartsClient(base, key) as hearts:
-        made = hearts.create_tournament([{"bot": "basic"}, {"bot": "random"}], 2, seed="9")
+        made = hearts.tournaments.create([{"bot": "basic"}, {"bot": "random"}], 2, seed="9")
         assert made["tables_total"] == 8 and made["seed"] == "9"
         deadline = time.monotonic() + 120
-        while hearts.tournament(made["id"])["status"] != "finished":
-            assert time.monotonic() < deadline, hearts.tournament(made["id"])
+        while hearts.tournaments.get(made["id"])["status"] != "finished":
+            assert time.monotonic() < deadline, hearts.tournaments.get(made["id"])
             time.sleep(0.2)
-        standings = hearts.tournament_standings(made["id"])
-        tables = hearts.tournament_tables(made["id"])
-        assert [t["id"] for t in hearts.tournaments()] == [made["id"]]
-        first = hearts.events(tables[0]["id"])["events"]
+        standings = hearts.tournaments.standings(made["id"])
+        tables = hearts.tournaments.tables(made["id"])
+        assert [t["id"] for t in hearts.tournaments.list()] == [made["id"]]
+        first = hearts.tables.events(tables[0]["id"])["events"]
     expected = tournament.run("basic", "random", deal_sets=2, seed=9, progress=False)
     best = next(row for row in standings["entrants"] if row["entrant"] == 0)
     assert best["rank"] == 1 and best["relative_points"] == expected.gap
@@ -687,60 +696,157 @@ def test_a_bot_tournament_through_the_sdk_on_the_bot_lane_equals_the_command(
     assert "tournament_progress" in [e["type"] for e in first]
 
 
-# -- method names: the REST operationIds, the old names deprecated ---------------------------------
+def test_webhooks_and_hands_through_the_sdk(web: Callable[..., str], workers: Callable[..., object]) -> None:
+    """An app's webhook endpoint through both clients: created (its secret shown once), listed,
+    changed, its secret rotated; a bot-only game at the app makes deliveries (to a port nobody
+    listens on, so they fail and are retried), read page by page with `deliveries_all`, one read
+    whole and sent again; then deleted. The game's hands: listed, and one replayed with its record."""
+    base = web()
+    workers(queues="clocks,people,bots,webhooks")
+    _, key = app_create(name="hooks")
+    with HeartsClient(base, key) as app:
+        made = app.webhooks.create(
+            "http://127.0.0.1:9/hook", event_types=["table_finished"], description="sdk"
+        )
+        assert made["secret"] and made["event_types"] == ["table_finished"]
+        assert [w["id"] for w in app.webhooks.list()] == [made["id"]]
+        changed = app.webhooks.update(made["id"], description="changed")
+        assert changed["description"] == "changed" and "secret" not in changed
+        assert app.webhooks.rotate_secret(made["id"])["secret"] != made["secret"]
+        table = app.tables.create(
+            options={"hands": 1}, bots={0: "random", 1: "random", 2: "random", 3: "random"}
+        )
+        deadline = time.monotonic() + 60
+        while not (deliveries := list(app.webhooks.deliveries_all(made["id"]))):
+            assert time.monotonic() < deadline, app.tables.get(table["id"])["status"]
+            time.sleep(0.2)
+        assert {d["table"] for d in deliveries} == {table["id"]}
+        detail = app.webhooks.get_delivery(made["id"], deliveries[0]["id"])
+        assert detail["body"] and detail["id"] == deliveries[0]["id"]
+        again = app.webhooks.redeliver(made["id"], deliveries[0]["id"])
+        assert again["status"] == "pending"
+        hands = app.hands.list(table["id"])
+        assert [h["number"] for h in hands] == [1] and hands[0]["finished"]
+        replay = app.hands.get(table["id"], 1)
+        assert replay["record"] is not None and replay["moves"]
 
-# Old method name -> (new name, the call both make, the request it sends).
-RENAMED_METHODS: dict[str, tuple[str, tuple[Any, ...], str, str]] = {
-    "me": ("get_me", (), "GET", "/api/v1/me"),
-    "set_language": ("update_me", ("eu",), "PATCH", "/api/v1/me"),
-    "join": ("join_table", (7,), "POST", "/api/v1/tables/7/join"),
-    "leave": ("leave_table", (7,), "POST", "/api/v1/tables/7/leave"),
-    "start": ("start_table", (7,), "POST", "/api/v1/tables/7/start"),
-    "abandon": ("abandon_table", (7,), "POST", "/api/v1/tables/7/abandon"),
-    "back": ("reclaim_seat", (7,), "POST", "/api/v1/tables/7/back"),
-    "rematch": ("request_rematch", (7,), "POST", "/api/v1/tables/7/rematch"),
-    "act": ("submit_action", (7, {"type": "play", "card": "QS"}), "POST", "/api/v1/tables/7/actions"),
-    "waiting": ("get_quick_play", (), "GET", "/api/v1/quick-play"),
-    "invite_table": ("get_invite_table", ("abc",), "GET", "/api/v1/invites/abc"),
-    "tournament": ("get_tournament", (3,), "GET", "/api/v1/tournaments/3"),
-    "tournament_standings": ("get_tournament_standings", (3,), "GET", "/api/v1/tournaments/3/standings"),
-    "rating_system": ("get_rating_system", (), "GET", "/api/v1/ratings"),
-    "player_ratings": ("get_player_ratings", (4,), "GET", "/api/v1/players/4/ratings"),
-    "export": ("export_game", (7,), "GET", "/api/v1/tables/7/export"),
-    "scoresheet": ("get_scoresheet", (7,), "GET", "/api/v1/tables/7/scoresheet"),
-    "events": ("list_table_events", (7,), "GET", "/api/v1/tables/7/events"),
-    "moves": ("list_moves", (7,), "GET", "/api/v1/tables/7/moves"),
+        async def read_async() -> tuple[int, str]:
+            async with AsyncHeartsClient(base, key) as client:
+                found = [d async for d in client.webhooks.deliveries_all(made["id"], status="pending")]
+                await client.webhooks.delete(made["id"])
+                return len(found), (await client.hands.get(table["id"], 1))["deal_commitment"]
+
+        pending, commitment = asyncio.run(read_async())
+        assert pending >= 1 and commitment == replay["deal_commitment"]
+        with pytest.raises(NotFound):
+            app.webhooks.get(made["id"])
+
+
+# -- resources: one method per operation, grouped by resource; the flat names are gone (0.x) --------
+
+# Method -> (the call, the request it sends).
+RESOURCE_CALLS: dict[str, tuple[tuple[Any, ...], str, str]] = {
+    "me.get": ((), "GET", "/api/v1/me"),
+    "me.update": (("eu",), "PATCH", "/api/v1/me"),
+    "tables.join": ((7,), "POST", "/api/v1/tables/7/join"),
+    "tables.leave": ((7,), "POST", "/api/v1/tables/7/leave"),
+    "tables.start": ((7,), "POST", "/api/v1/tables/7/start"),
+    "tables.abandon": ((7,), "POST", "/api/v1/tables/7/abandon"),
+    "tables.reclaim_seat": ((7,), "POST", "/api/v1/tables/7/back"),
+    "tables.rematch": ((7,), "POST", "/api/v1/tables/7/rematch"),
+    "tables.act": ((7, {"type": "play", "card": "QS"}), "POST", "/api/v1/tables/7/actions"),
+    "tables.export": ((7,), "GET", "/api/v1/tables/7/export"),
+    "tables.scoresheet": ((7,), "GET", "/api/v1/tables/7/scoresheet"),
+    "tables.events": ((7,), "GET", "/api/v1/tables/7/events"),
+    "tables.moves": ((7,), "GET", "/api/v1/tables/7/moves"),
+    "hands.get": ((7, 2), "GET", "/api/v1/tables/7/hands/2"),
+    "quick_play.get": ((), "GET", "/api/v1/quick-play"),
+    "invites.get_table": (("abc",), "GET", "/api/v1/invites/abc"),
+    "tournaments.get": ((3,), "GET", "/api/v1/tournaments/3"),
+    "tournaments.standings": ((3,), "GET", "/api/v1/tournaments/3/standings"),
+    "ratings.system": ((), "GET", "/api/v1/ratings"),
+    "ratings.player": ((4,), "GET", "/api/v1/players/4/ratings"),
+    "webhooks.get": ((5,), "GET", "/api/v1/webhooks/5"),
+    "webhooks.update": ((5,), "PATCH", "/api/v1/webhooks/5"),
+    "webhooks.rotate_secret": ((5,), "POST", "/api/v1/webhooks/5/secret"),
+    "webhooks.get_delivery": ((5, "d1"), "GET", "/api/v1/webhooks/5/deliveries/d1"),
+    "webhooks.redeliver": ((5, "d1"), "POST", "/api/v1/webhooks/5/deliveries/d1/redeliver"),
 }
 
 
-@pytest.mark.parametrize("old", sorted(RENAMED_METHODS))
-def test_old_method_names_warn_and_send_what_the_new_ones_send(old: str) -> None:
-    new, args, method, path = RENAMED_METHODS[old]
+def _method(client: Any, name: str) -> Any:
+    resource, method = name.split(".")
+    return getattr(getattr(client, resource), method)
+
+
+@pytest.mark.parametrize("name", sorted(RESOURCE_CALLS))
+def test_resource_methods_send_their_operation_from_both_clients(name: str) -> None:
+    """The sync and the async client send the same request for the same method: they share the
+    operation's description and differ only in the transport."""
+    args, method, path = RESOURCE_CALLS[name]
     answer = {**TABLE, "kind": "player", "tables": [], "language": "eu"}
     sent, transport = _scripted(*[httpx.Response(200, json=answer) for _ in range(2)])
-    client = _client(transport)
-    getattr(client, new)(*args)
-    with pytest.warns(DeprecationWarning, match=rf"{old}\(\) is deprecated: use {new}\(\).*2027-06-01"):
-        getattr(client, old)(*args)
+    _method(_client(transport), name)(*args)
+
+    async def run() -> None:
+        http = httpx.AsyncClient(transport=transport)
+        async with AsyncHeartsClient("http://hearts.test", "t", retry=FAST, http=http) as client:
+            await _method(client, name)(*args)
+
+    asyncio.run(run())
     assert [(r.method, r.url.path) for r in sent] == [(method, path)] * 2
+    writes = [r.headers.get("Idempotency-Key") for r in sent]
+    assert all(writes) if method != "GET" else not any(writes)
+
+
+def test_the_flat_method_names_are_gone() -> None:
+    """0.x: the SDK's methods live on resources (`client.tables.join`); the flat ones were removed
+    (docs/clients.md, "Changelog")."""
     for cls in (HeartsClient, AsyncHeartsClient):
-        assert getattr(cls, old).method is getattr(cls, new)  # an alias in both clients
+        names = set(dir(cls))
+        assert not names & {"join_table", "get_table", "create_table", "submit_action", "stream", "me", "act"}
+        assert {"socket", "use_token", "as_guest"} <= names
+
+
+def test_list_all_follows_the_cursor_pages_sync_and_async() -> None:
+    """`list_all` (and `deliveries_all`, `leaderboard_all`, `history_all`) asks page after page with
+    the cursor that `next` names, keeping the filters, and yields every item once."""
+    row = {"id": 1}
+    pages = [
+        {
+            "next": "http://hearts.test/api/v1/tables?cursor=c2&status=open",
+            "previous": None,
+            "results": [row, row],
+        },
+        {"next": "http://hearts.test/api/v1/tables?cursor=c3&status=open", "previous": "x", "results": [row]},
+        {"next": None, "previous": "x", "results": [row]},
+    ]
+    sent, transport = _scripted(*[httpx.Response(200, json=page) for page in pages * 2])
+    assert len(list(_client(transport).tables.list_all(status="open"))) == 4
+
+    async def run() -> int:
+        http = httpx.AsyncClient(transport=transport)
+        async with AsyncHeartsClient("http://hearts.test", "t", retry=FAST, http=http) as client:
+            return len([t async for t in client.tables.list_all(status="open")])
+
+    assert asyncio.run(run()) == 4
+    queries = [dict(r.url.params) for r in sent]
+    assert (
+        queries
+        == [{"status": "open"}, {"status": "open", "cursor": "c2"}, {"status": "open", "cursor": "c3"}] * 2
+    )
 
 
 def test_stream_tickets_and_streams_have_one_method_per_operation() -> None:
     ticket = {"ticket": "t", "expires_at": "2027-01-01T00:00:00Z", "url": "http://x/stream?ticket=t"}
-    sent, transport = _scripted(*[httpx.Response(201, json=ticket) for _ in range(4)])
+    sent, transport = _scripted(*[httpx.Response(201, json=ticket) for _ in range(2)])
     client = _client(transport)
-    client.create_table_stream_ticket(7)
-    client.create_player_stream_ticket()
-    with pytest.warns(DeprecationWarning, match="stream_ticket"):
-        client.stream_ticket(7)
-    with pytest.warns(DeprecationWarning, match="stream_ticket"):
-        client.stream_ticket()
+    client.streams.table_ticket(7)
+    client.streams.my_ticket()
     paths = [r.url.path for r in sent]
-    assert paths == ["/api/v1/tables/7/stream-tickets", "/api/v1/me/stream-tickets"] * 2
-    for cls in (HeartsClient, AsyncHeartsClient):
-        assert {"stream_table_events", "stream_my_events", "create_table_stream_ticket"} <= set(dir(cls))
+    assert paths == ["/api/v1/tables/7/stream-tickets", "/api/v1/me/stream-tickets"]
+    assert client.streams.table(7).state.path == "tables/7/stream"
+    assert client.streams.mine().state.path == "me/stream"
 
 
 # -- one socket: GraphQL subscriptions, queries and mutations (hearts_client.socket) -------------
@@ -892,7 +998,7 @@ def test_sync_bot_plays_a_whole_game_over_one_socket_resumed_after_drops(
     proxy = Proxy(base)
     seen: list[httpx.Request | httpx.Response] = []
     client = HeartsClient.as_guest(proxy.base, "socket", http=_counting(seen), retry=Retry(backoff=0.05))
-    table = client.create_table(
+    table = client.tables.create(
         options={"target_score": 50}, bots={1: "random", 2: "random", 3: "random"}, clocks=NO_CLOCKS
     )
     requests = len(seen)
@@ -931,7 +1037,7 @@ def test_async_socket_plays_a_hand_with_mutations_resumed_after_a_drop(
 
     async def play() -> tuple[list[Event], int, str, int]:
         async with await AsyncHeartsClient.as_guest(proxy.base, "async socket") as client:
-            table = await client.create_table(
+            table = await client.tables.create(
                 options={"hands": 1}, bots={1: "basic", 2: "basic", 3: "basic"}, clocks=NO_CLOCKS
             )
             events: list[Event] = []

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import uuid
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar, cast
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from httpx_sse import ServerSentEvent
@@ -30,44 +28,6 @@ __version__ = "1.0.0"  # the API's version (docs/clients.md, "Versions")
 USER_AGENT = f"hearts-client-python/{__version__}"
 _OVER = ("finished", "abandoned")
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=60.0)  # keep-alives come every 15 s: 60 s of silence is a dead link
-
-
-DEPRECATED_UNTIL = "2027-06-01"  # old method names (docs/clients.md, "Method names") go then
-
-
-def renamed_warning(old: str, new: str) -> None:
-    """Warn that method `old` is now `new`, the REST operationId's name."""
-    warnings.warn(
-        f"{old}() is deprecated: use {new}() (named after the REST operationId); "
-        f"{old}() is kept until {DEPRECATED_UNTIL}",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-
-
-class deprecated_alias:
-    """A method's old name in a class body (`me = deprecated_alias(get_me)`): it warns
-    (DeprecationWarning), then calls the method by its new name, so a subclass that overrides the
-    new name is called under the old one too."""
-
-    def __init__(self, method: Callable[..., Any]) -> None:
-        self.method, self.old = method, method.__name__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.old = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        new = self.method.__name__
-
-        @functools.wraps(self.method)
-        def alias(*args: Any, **kwargs: Any) -> Any:
-            renamed_warning(self.old, new)
-            return getattr(obj, new)(*args, **kwargs)
-
-        alias.__doc__ = f"Deprecated: use `{new}` (kept until {DEPRECATED_UNTIL})."
-        return alias
 
 
 @dataclass(frozen=True)
@@ -92,9 +52,12 @@ def new_key() -> str:
     return f"hc-{uuid.uuid4().hex}"
 
 
+T = TypeVar("T")
+
+
 @dataclass
-class Call:
-    """One logical call and its attempts.
+class Call(Generic[T]):
+    """One logical call and its attempts; `T` is the type of its decoded answer.
 
     Writes carry an `Idempotency-Key` (the caller's or a new one) that every retry reuses, so a
     retry after a lost answer gets the first answer back instead of acting twice; with `version`
@@ -106,7 +69,6 @@ class Call:
 
     method: str
     path: str
-    retry: Retry
     body: dict[str, Any] | None = None
     params: dict[str, str] | None = None
     write: bool = False
@@ -115,6 +77,9 @@ class Call:
     restale: bool = False
     etag: str | None = None  # sent as If-None-Match
     text: bool = False  # the answer is plain text, not JSON
+    none_on: str | None = None  # an error code that answers None (404 `not_waiting`: not in the queue)
+    unwrap: str | None = None  # the answer is this field of the body (`results` of a list)
+    retry: Retry = field(default_factory=lambda: Retry())  # the client's, set when it runs the call
     failures: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -131,6 +96,11 @@ class Call:
             headers["If-None-Match"] = self.etag
         return headers
 
+    def decode(self, value: Any) -> T:
+        if self.unwrap is not None and isinstance(value, dict):
+            value = value[self.unwrap]
+        return cast(T, value)
+
     def request(self, http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
         return http.build_request(
             self.method, self.path, json=self.body, params=self.params, headers=self.headers()
@@ -141,10 +111,12 @@ class Call:
         if response.is_success:
             if self.text:
                 return Done(response.text)
-            return Done(response.json() if response.content else None)
+            return Done(self.decode(response.json()) if response.content else None)
         if response.status_code == 304:  # If-None-Match named the table's current version
             return Done(None)
         error = error_from(response)
+        if self.none_on is not None and error.code == self.none_on:
+            return Done(None)
         self.failures += 1
         if self.failures >= self.retry.attempts:
             raise error
@@ -171,6 +143,18 @@ class Call:
 @dataclass(frozen=True)
 class Done:
     value: Any
+
+
+def next_page(call: Call[Any], page: Any) -> Call[Any] | None:
+    """The call for the page after `page` (a cursor page: `next` is its address, or null), or None
+    after the last: the same call with `cursor` set to the one `next` names."""
+    after = page.get("next") if isinstance(page, dict) else None
+    if not after:
+        return None
+    cursor = parse_qs(urlsplit(after).query).get("cursor")
+    if not cursor:
+        return None
+    return replace(call, params={**(call.params or {}), "cursor": cursor[0]}, key=None)
 
 
 @dataclass
@@ -256,4 +240,4 @@ class StreamState:
 
 STREAM_DROPS: tuple[type[Exception], ...] = (httpx.TransportError, httpx.StreamError)
 
-__all__ = ["STREAM_DROPS", "Call", "Done", "HeartsError", "Retry", "StreamState", "new_key"]
+__all__ = ["STREAM_DROPS", "Call", "Done", "HeartsError", "Retry", "StreamState", "new_key", "next_page"]

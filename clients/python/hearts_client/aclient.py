@@ -1,11 +1,11 @@
-"""`AsyncHeartsClient`: the calls, retries and streams of `HeartsClient`, for asyncio."""
+"""`AsyncHeartsClient`: the operations of `_resources` on httpx.AsyncClient, and streams, for asyncio."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, TypeVar
 
 import httpx
 from httpx_sse import EventSource
@@ -18,40 +18,21 @@ from hearts_client._core import (
     Done,
     Retry,
     StreamState,
-    deprecated_alias,
-    renamed_warning,
+    next_page,
 )
+from hearts_client._resources import Async, ClientResources
 from hearts_client._socket import socket_url
 from hearts_client.asocket import AsyncSocket
 from hearts_client.client import api_base
-from hearts_client.errors import NotFound
-from hearts_client.models import (
-    Action,
-    BotEndpoint,
-    BotEndpointWithSecret,
-    Event,
-    GameExport,
-    LeaderboardPage,
-    Me,
-    MoonChoice,
-    PlayerRatings,
-    PlayerToken,
-    RatingHistoryPage,
-    RatingSystem,
-    Scoresheet,
-    SeatLevel,
-    SpectatorDelay,
-    Standings,
-    StreamTicket,
-    Table,
-    TablePage,
-    Tournament,
-    TournamentTableRow,
-)
+from hearts_client.models import Event
+
+T = TypeVar("T")
+I = TypeVar("I")  # noqa: E741 (an item of a page)
 
 
-class AsyncHeartsClient:
-    """`HeartsClient` for asyncio: every method is a coroutine, `stream()` an async iterator."""
+class AsyncHeartsClient(ClientResources[Async]):
+    """`HeartsClient` for asyncio: the same resources and methods, each a coroutine
+    (`await client.tables.join(table_id)`); streams and `list_all` pages are async iterators."""
 
     def __init__(
         self,
@@ -70,12 +51,13 @@ class AsyncHeartsClient:
         self._http.headers["User-Agent"] = USER_AGENT
         if token:
             self.use_token(token)
+        self._attach_resources()
 
     @classmethod
     async def as_guest(cls, base_url: str, name: str, **kwargs: Any) -> AsyncHeartsClient:
         """A client with the token of a new guest player."""
         client = cls(base_url, **kwargs)
-        client.use_token((await client.create_guest(name))["token"])
+        client.use_token((await client.players.create_guest(name))["token"])
         return client
 
     def use_token(self, token: str) -> None:
@@ -92,8 +74,10 @@ class AsyncHeartsClient:
     async def __aexit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         await self.aclose()
 
-    async def _run(self, call: Call) -> Any:
-        call.path = call.path.lstrip("/")
+    # -- the transport: what `_resources` describes, run on httpx.AsyncClient --------------------
+
+    async def _execute(self, call: Call[T]) -> T:
+        call.path, call.retry = call.path.lstrip("/"), self.retry
         while True:
             try:
                 response = await self._http.send(call.request(self._http))
@@ -102,418 +86,23 @@ class AsyncHeartsClient:
             else:
                 step = call.answered(response)
             if isinstance(step, Done):
-                return step.value
+                return step.value  # type: ignore[no-any-return]
             await asyncio.sleep(step)
 
-    async def _write(self, path: str, body: dict[str, Any], **kwargs: Any) -> Any:
-        return await self._run(Call("POST", path, self.retry, body=body, write=True, **kwargs))
+    async def _pages(self, call: Call[Any] | None, items: Callable[[Any], list[I]]) -> AsyncIterator[I]:
+        while call is not None:
+            page = await self._execute(call)
+            for item in items(page):
+                yield item
+            call = next_page(call, page)
 
-    async def create_guest(self, name: str) -> PlayerToken:
-        return cast(PlayerToken, await self._write("guests", {"name": name}))
-
-    async def create_player(self, name: str, external_id: str = "") -> PlayerToken:
-        return cast(PlayerToken, await self._write("players", {"name": name, "external_id": external_id}))
-
-    async def create_table(
-        self,
-        *,
-        options: dict[str, Any] | None = None,
-        bots: dict[int, SeatLevel] | None = None,
-        clocks: dict[str, int | None] | None = None,
-        visibility: str | None = None,
-        invited: list[int] | None = None,
-        spectator_delay: SpectatorDelay | None = None,
-        rated: bool | None = None,
-        bot_think_ms: int | None = None,
-        bot_pace_ms: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        body: dict[str, Any] = {
-            "options": options or {},
-            "bots": {str(k): v for k, v in (bots or {}).items()},
-        }
-        body["clocks"] = clocks or {}
-        if visibility is not None:
-            body["visibility"] = visibility
-        if invited is not None:
-            body["invited"] = invited
-        if spectator_delay is not None:  # {"seconds": N} or {"tricks": N}
-            body["spectator_delay"] = spectator_delay
-        if rated is not None:  # its finished game updates its people's ratings (docs/ratings.md)
-            body["rated"] = rated
-        if bot_think_ms is not None:  # 10 to 5000 ms per move; none: the bots' fixed budgets
-            body["bot_think_ms"] = bot_think_ms
-        if bot_pace_ms is not None:  # 0 to 2000 ms before each bot card; none: the server's default
-            body["bot_pace_ms"] = bot_pace_ms
-        return cast(Table, await self._write("tables", body, key=idempotency_key))
-
-    async def create_invite(
-        self, table_id: int, *, expires_in: int | None = None, uses: int | None = None
-    ) -> dict[str, Any]:
-        body = {k: v for k, v in (("expires_in", expires_in), ("uses", uses)) if v is not None}
-        return cast(dict[str, Any], await self._write(f"tables/{table_id}/invites", body))
-
-    async def list_invites(self, table_id: int) -> list[dict[str, Any]]:
-        answer = await self._run(Call("GET", f"tables/{table_id}/invites", self.retry))
-        return cast(list[dict[str, Any]], answer["invites"])
-
-    async def revoke_invite(self, table_id: int, code: str) -> None:
-        await self._run(Call("DELETE", f"tables/{table_id}/invites/{code}", self.retry, write=True))
-
-    async def create_tournament(
-        self,
-        entrants: list[dict[str, Any]],
-        deal_sets: int,
-        *,
-        options: dict[str, Any] | None = None,
-        clocks: dict[str, int | None] | None = None,
-        seed: str | None = None,
-        name: str = "",
-        idempotency_key: str | None = None,
-    ) -> Tournament:
-        """App key: a duplicate tournament, its tables started. `entrants` are {"player": id} or
-        {"bot": level}; `seed` makes the deals those of `python -m bots.tournament --seed`."""
-        body: dict[str, Any] = {"entrants": entrants, "deal_sets": deal_sets, "name": name}
-        for field, value in (("options", options), ("clocks", clocks), ("seed", seed)):
-            if value is not None:
-                body[field] = value
-        return cast(Tournament, await self._write("tournaments", body, key=idempotency_key))
-
-    async def list_tournaments(self) -> list[Tournament]:
-        """App key: its tournaments, newest first."""
-        return cast(list[Tournament], (await self._run(Call("GET", "tournaments", self.retry)))["results"])
-
-    async def get_tournament(self, tournament_id: int) -> Tournament:
-        return cast(Tournament, await self._run(Call("GET", f"tournaments/{tournament_id}", self.retry)))
-
-    async def get_tournament_standings(self, tournament_id: int) -> Standings:
-        """Ranked by points relative to the others who held the same cards, with 95% intervals."""
-        return cast(
-            Standings, await self._run(Call("GET", f"tournaments/{tournament_id}/standings", self.retry))
-        )
-
-    async def list_tournament_tables(self, tournament_id: int) -> list[TournamentTableRow]:
-        """Its tables so far: ordinary tables (`get_table`, `stream`, `export`)."""
-        answer = await self._run(Call("GET", f"tournaments/{tournament_id}/tables", self.retry))
-        return cast(list[TournamentTableRow], answer["results"])
-
-    async def get_invite_table(self, code: str) -> Table:
-        return cast(Table, await self._run(Call("GET", f"invites/{code}", self.retry)))
-
-    async def join_by_invite(self, code: str, position: int | None = None) -> Table:
-        body = {} if position is None else {"position": position}
-        return cast(Table, await self._write(f"invites/{code}/join", body))
-
-    async def update_me(self, language: str | None) -> Me:
-        body = {"language": language or ""}
-        return cast(Me, await self._run(Call("PATCH", "me", self.retry, body=body, write=True)))
-
-    async def list_tables(
-        self,
-        *,
-        status: str | None = None,
-        open_seats: bool | None = None,
-        mine: bool | None = None,
-        cursor: str | None = None,
-    ) -> TablePage:
-        flags = [("status", status), ("open_seats", open_seats), ("mine", mine)]
-        params = {k: str(v).lower() for k, v in flags if v is not None}
-        if cursor:
-            params["cursor"] = cursor
-        return cast(TablePage, await self._run(Call("GET", "tables", self.retry, params=params)))
-
-    async def get_rating_system(self) -> RatingSystem:
-        """The rating model, the families and the bots' published ratings."""
-        return cast(RatingSystem, await self._run(Call("GET", "ratings", self.retry)))
-
-    async def get_leaderboard(self, family: str, *, cursor: str | None = None) -> LeaderboardPage:
-        """A page of your app's leaderboard in one family (like "classic-4"), best score first."""
-        params = {"family": family, **({"cursor": cursor} if cursor else {})}
-        return cast(LeaderboardPage, await self._run(Call("GET", "leaderboard", self.retry, params=params)))
-
-    async def get_player_ratings(self, player_id: int) -> PlayerRatings:
-        """A player's rating in each family they played rated games in."""
-        return cast(PlayerRatings, await self._run(Call("GET", f"players/{player_id}/ratings", self.retry)))
-
-    async def get_rating_history(
-        self, player_id: int, *, family: str | None = None, cursor: str | None = None
-    ) -> RatingHistoryPage:
-        """A page of a player's rating changes, newest first (of one family, when given)."""
-        params = {k: v for k, v in (("family", family), ("cursor", cursor)) if v}
-        call = Call("GET", f"players/{player_id}/rating-history", self.retry, params=params)
-        return cast(RatingHistoryPage, await self._run(call))
-
-    async def get_table(self, table_id: int) -> Table:
-        return cast(Table, await self._run(Call("GET", f"tables/{table_id}", self.retry)))
-
-    async def get_table_if_changed(self, table_id: int, version: int) -> Table | None:
-        """The table, or None while it is still at `version` (a 304 to `If-None-Match: W/"<version>"`,
-        the table's ETag; no body is sent)."""
-        call = Call("GET", f"tables/{table_id}", self.retry, etag=f'W/"{version}"')
-        return cast(Table | None, await self._run(call))
-
-    async def export_game(self, table_id: int) -> GameExport:
-        """A finished game's whole document: options, seats, every hand's record and every move
-        (422 `not_finished` before the end)."""
-        return cast(GameExport, await self._run(Call("GET", f"tables/{table_id}/export", self.retry)))
-
-    async def get_transcript(self, table_id: int) -> str:
-        """A finished game as plain text, for people."""
-        return cast(str, await self._run(Call("GET", f"tables/{table_id}/transcript", self.retry, text=True)))
-
-    async def get_me(self) -> Me:
-        """Who the credentials belong to, and the player's unfinished tables."""
-        return cast(Me, await self._run(Call("GET", "me", self.retry)))
-
-    async def create_table_stream_ticket(self, table_id: int) -> StreamTicket:
-        """A 60-second ticket that opens the table's stream for a client that cannot send
-        `Authorization`, such as a browser's EventSource: hand it `url`. (This client's own streams
-        send the header and need none.)"""
-        return cast(StreamTicket, await self._write(f"tables/{table_id}/stream-tickets", {}))
-
-    async def create_player_stream_ticket(self) -> StreamTicket:
-        """Player token: a 60-second ticket that opens your own stream (all your tables)."""
-        return cast(StreamTicket, await self._write("me/stream-tickets", {}))
-
-    async def stream_ticket(self, table_id: int | None = None) -> StreamTicket:
-        """Deprecated: `create_table_stream_ticket` or, without `table_id`,
-        `create_player_stream_ticket` (kept until 2027-06-01)."""
-        renamed_warning("stream_ticket", "create_table_stream_ticket or create_player_stream_ticket")
-        if table_id is None:
-            return await self.create_player_stream_ticket()
-        return await self.create_table_stream_ticket(table_id)
-
-    async def join_table(
-        self,
-        table_id: int,
-        position: int | None = None,
-        *,
-        invite: str | None = None,
-        version: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        body: dict[str, Any] = {} if position is None else {"position": position}
-        if invite is not None:  # a private table's invite code
-            body["invite"] = invite
-        path = f"tables/{table_id}/join"
-        return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
-
-    async def leave_table(
-        self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
-    ) -> Table:
-        path = f"tables/{table_id}/leave"
-        return cast(Table, await self._write(path, {}, version=version, key=idempotency_key, restale=True))
-
-    async def add_bot(
-        self,
-        table_id: int,
-        level: SeatLevel = "basic",
-        position: int | None = None,
-        *,
-        version: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        body: dict[str, Any] = {"level": level} | ({} if position is None else {"position": position})
-        path = f"tables/{table_id}/bots"
-        return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
-
-    async def start_table(
-        self,
-        table_id: int,
-        fill_with: SeatLevel = "basic",
-        *,
-        version: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        body = {"fill_with": fill_with}
-        path = f"tables/{table_id}/start"
-        return cast(Table, await self._write(path, body, version=version, key=idempotency_key, restale=True))
-
-    async def abandon_table(
-        self, table_id: int, *, version: int | None = None, idempotency_key: str | None = None
-    ) -> Table:
-        path = f"tables/{table_id}/abandon"
-        return cast(Table, await self._write(path, {}, version=version, key=idempotency_key, restale=True))
-
-    async def reclaim_seat(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
-        return cast(Table, await self._write(f"tables/{table_id}/back", {}, key=idempotency_key))
-
-    async def request_rematch(self, table_id: int, *, idempotency_key: str | None = None) -> Table:
-        return cast(Table, await self._write(f"tables/{table_id}/rematch", {}, key=idempotency_key))
-
-    async def quick_play(
-        self,
-        *,
-        options: dict[str, Any] | None = None,
-        clocks: dict[str, int | None] | None = None,
-        bot_level: SeatLevel | None = "basic",
-        wait_seconds: int = 20,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        body = {
-            "options": options or {},
-            "clocks": clocks or {},
-            "bot_level": bot_level,
-            "wait_seconds": wait_seconds,
-        }
-        return cast(Table, await self._write("quick-play", body, key=idempotency_key))
-
-    # -- bots the app brings (docs/bots-byo.md) ------------------------------------------------
-
-    async def register_bot(
-        self, name: str, url: str, *, timeout_ms: int | None = None
-    ) -> BotEndpointWithSecret:
-        """App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds
-        its signing secret (`whsec_...`), shown this once."""
-        body: dict[str, Any] = {"name": name, "url": url}
-        if timeout_ms is not None:
-            body["timeout_ms"] = timeout_ms
-        return cast(BotEndpointWithSecret, await self._write("bots", body))
-
-    async def list_bots(self) -> list[BotEndpoint]:
-        """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
-        return cast(list[BotEndpoint], (await self._run(Call("GET", "bots", self.retry)))["results"])
-
-    async def get_bot(self, bot_id: int) -> BotEndpoint:
-        return cast(BotEndpoint, await self._run(Call("GET", f"bots/{bot_id}", self.retry)))
-
-    async def update_bot(
-        self,
-        bot_id: int,
-        *,
-        name: str | None = None,
-        url: str | None = None,
-        timeout_ms: int | None = None,
-        enabled: bool | None = None,
-    ) -> BotEndpoint:
-        """Change what is given; `enabled=False` stops calling it (its seats' moves fall back)."""
-        changes = {"name": name, "url": url, "timeout_ms": timeout_ms, "enabled": enabled}
-        body = {k: v for k, v in changes.items() if v is not None}
-        return cast(
-            BotEndpoint, await self._run(Call("PATCH", f"bots/{bot_id}", self.retry, body=body, write=True))
-        )
-
-    async def delete_bot(self, bot_id: int) -> None:
-        await self._run(Call("DELETE", f"bots/{bot_id}", self.retry, write=True))
-
-    async def rotate_bot_secret(self, bot_id: int) -> BotEndpointWithSecret:
-        """A new signing secret, shown this once; the old one stops at once."""
-        return cast(BotEndpointWithSecret, await self._write(f"bots/{bot_id}/secret", {}))
-
-    async def get_quick_play(self) -> Table | None:
-        try:
-            return cast(Table, await self._run(Call("GET", "quick-play", self.retry)))
-        except NotFound:
-            return None
-
-    async def leave_quick_play(self, *, idempotency_key: str | None = None) -> Table:
-        return cast(
-            Table, await self._run(Call("DELETE", "quick-play", self.retry, write=True, key=idempotency_key))
-        )
-
-    async def submit_action(
-        self, table_id: int, action: Action, *, version: int | None = None, idempotency_key: str | None = None
-    ) -> Table:
-        """As `HeartsClient.act`: a 409 `stale_version` is raised, never retried."""
-        path = f"tables/{table_id}/actions"
-        return cast(Table, await self._write(path, dict(action), version=version, key=idempotency_key))
-
-    async def pass_cards(
-        self,
-        table_id: int,
-        cards: list[str],
-        *,
-        version: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        action: Action = {"type": "pass", "cards": cards}
-        return await self.submit_action(table_id, action, version=version, idempotency_key=idempotency_key)
-
-    async def play(
-        self, table_id: int, card: str, *, version: int | None = None, idempotency_key: str | None = None
-    ) -> Table:
-        action: Action = {"type": "play", "card": card}
-        return await self.submit_action(table_id, action, version=version, idempotency_key=idempotency_key)
-
-    async def choose_moon(
-        self,
-        table_id: int,
-        choice: MoonChoice,
-        *,
-        version: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Table:
-        action: Action = {"type": "moon", "choice": choice}
-        return await self.submit_action(table_id, action, version=version, idempotency_key=idempotency_key)
-
-    async def get_scoresheet(self, table_id: int) -> Scoresheet:
-        return cast(Scoresheet, await self._run(Call("GET", f"tables/{table_id}/scoresheet", self.retry)))
-
-    async def list_table_events(self, table_id: int, after: int = 0) -> dict[str, Any]:
-        call = Call("GET", f"tables/{table_id}/events", self.retry, params={"after": str(after)})
-        return cast(dict[str, Any], await self._run(call))
-
-    async def list_moves(self, table_id: int, after: int = 0) -> dict[str, Any]:
-        call = Call("GET", f"tables/{table_id}/moves", self.retry, params={"after": str(after)})
-        return cast(dict[str, Any], await self._run(call))
-
-    def stream_table_events(self, table_id: int, *, last_event_id: str | None = None) -> AsyncEventStream:
-        """A table's events, resumed after `last_event_id` when given."""
-        return self._stream(table_id, last_event_id)
-
-    def stream_my_events(self, *, last_event_id: str | None = None) -> AsyncEventStream:
-        """Player token: your events at all your tables, resumed after `last_event_id` when given."""
-        return self._stream(None, last_event_id)
-
-    def stream(self, table_id: int | None = None, *, last_event_id: str | None = None) -> AsyncEventStream:
-        """Deprecated: `stream_table_events` or, without `table_id`, `stream_my_events` (kept until
-        2027-06-01)."""
-        renamed_warning("stream", "stream_table_events or stream_my_events")
-        return self._stream(table_id, last_event_id)
-
-    # -- one socket: GraphQL subscriptions, queries and mutations (docs/clients.md) ---------------
-
-    def socket(self, *, ticket: str | None = None) -> AsyncSocket:
-        """GraphQL over one WebSocket at `/graphql/`, as this client's token (or a stream `ticket`):
-        `async with client.socket() as ws:`, then `async for event in
-        ws.subscribe_table_events(table_id)`, `await ws.submit_action(...)` (see `AsyncSocket`)."""
-        url = socket_url(str(self._http.base_url))
-        return AsyncSocket(url, None if ticket else self.token, ticket=ticket, retry=self.retry)
-
-    def _stream(self, table_id: int | None, last_event_id: str | None) -> AsyncEventStream:
-        """As `HeartsClient.stream`, iterated with `async for`."""
-        path = f"tables/{table_id}/stream" if table_id is not None else "me/stream"
-        state = StreamState(path, self.retry, last_event_id, table_stream=table_id is not None)
+    def _stream(self, state: StreamState) -> AsyncEventStream:
         return AsyncEventStream(self, state)
 
-    # -- old names, deprecated (docs/clients.md#method-names): kept until 2027-06-01 --------------
-
-    set_language = deprecated_alias(update_me)
-    me = deprecated_alias(get_me)
-    join = deprecated_alias(join_table)
-    leave = deprecated_alias(leave_table)
-    start = deprecated_alias(start_table)
-    abandon = deprecated_alias(abandon_table)
-    back = deprecated_alias(reclaim_seat)
-    rematch = deprecated_alias(request_rematch)
-    act = deprecated_alias(submit_action)
-    waiting = deprecated_alias(get_quick_play)
-    invites = deprecated_alias(list_invites)
-    tournaments = deprecated_alias(list_tournaments)
-    tournament = deprecated_alias(get_tournament)
-    tournament_standings = deprecated_alias(get_tournament_standings)
-    tournament_tables = deprecated_alias(list_tournament_tables)
-    invite_table = deprecated_alias(get_invite_table)
-    bots = deprecated_alias(list_bots)
-    rating_system = deprecated_alias(get_rating_system)
-    leaderboard = deprecated_alias(get_leaderboard)
-    player_ratings = deprecated_alias(get_player_ratings)
-    rating_history = deprecated_alias(get_rating_history)
-    export = deprecated_alias(export_game)
-    transcript = deprecated_alias(get_transcript)
-    scoresheet = deprecated_alias(get_scoresheet)
-    events = deprecated_alias(list_table_events)
-    moves = deprecated_alias(list_moves)
+    def socket(self, *, ticket: str | None = None) -> AsyncSocket:
+        """GraphQL over one WebSocket (`async with client.socket() as ws:`), as `HeartsClient.socket`."""
+        url = socket_url(str(self._http.base_url))
+        return AsyncSocket(url, None if ticket else self.token, ticket=ticket, retry=self.retry)
 
 
 class AsyncEventStream:

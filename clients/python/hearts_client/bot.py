@@ -86,7 +86,7 @@ class Bot:
         if isinstance(client, Socket):
             events = iter(client.subscribe_table_events(table_id))
         else:
-            events = iter(client.stream_table_events(table_id))
+            events = iter(client.streams.table(table_id))
         with closing(events):
             for event in events:
                 self.on_event(event)
@@ -94,24 +94,32 @@ class Bot:
                     break
                 if event["type"] == "your_turn":
                     self._turn(client, table_id)
-        return client.get_table(table_id)
+        return self._read(client, table_id)
 
     def _sit(self, client: HeartsClient | Socket, table_id: int, seat: int | None) -> None:
         try:
-            client.join_table(table_id, seat)
+            if isinstance(client, Socket):
+                client.join_table(table_id, seat)
+            else:
+                client.tables.join(table_id, seat)
         except (Conflict, RulesError):  # already seated (a restart), or started: are we in it?
-            if client.get_table(table_id)["your_seat"] is None:
+            if self._read(client, table_id)["your_seat"] is None:
                 raise
+
+    @staticmethod
+    def _read(client: HeartsClient | Socket, table_id: int) -> Table:
+        return client.get_table(table_id) if isinstance(client, Socket) else client.tables.get(table_id)
 
     def _turn(self, client: HeartsClient | Socket, table_id: int) -> None:
         for _ in range(client.retry.attempts):
-            table = client.get_table(table_id)
+            table = self._read(client, table_id)
             decision = self._decide(table)
             if decision is None:
                 return  # no longer our turn: the stream will say when it is
             action, key = decision
+            submit = client.submit_action if isinstance(client, Socket) else client.tables.act
             try:
-                client.submit_action(table_id, action, version=table["version"], idempotency_key=key)
+                submit(table_id, action, version=table["version"], idempotency_key=key)
             except (StaleVersion, Conflict) as exc:  # moved on (or a key of a decision made before)
                 log.info("table %s v%s: %s; deciding again", table_id, table["version"], exc.code)
                 continue
@@ -139,17 +147,26 @@ class Bot:
                 return await self._arun(ws, table_id, seat)
         return await self._arun(client, table_id, seat)
 
+    @staticmethod
+    async def _aread(client: AsyncHeartsClient | AsyncSocket, table_id: int) -> Table:
+        if isinstance(client, AsyncSocket):
+            return await client.get_table(table_id)
+        return await client.tables.get(table_id)
+
     async def _arun(self, client: AsyncHeartsClient | AsyncSocket, table_id: int, seat: int | None) -> Table:
         try:
-            await client.join_table(table_id, seat)
+            if isinstance(client, AsyncSocket):
+                await client.join_table(table_id, seat)
+            else:
+                await client.tables.join(table_id, seat)
         except (Conflict, RulesError):
-            if (await client.get_table(table_id))["your_seat"] is None:
+            if (await self._aread(client, table_id))["your_seat"] is None:
                 raise
         self._stopped = False
         if isinstance(client, AsyncSocket):
             stream = aiter(client.subscribe_table_events(table_id))
         else:
-            stream = aiter(client.stream_table_events(table_id))
+            stream = aiter(client.streams.table(table_id))
         async with aclosing(stream) as events:
             async for event in events:
                 self.on_event(event)
@@ -157,17 +174,18 @@ class Bot:
                     break
                 if event["type"] == "your_turn":
                     await self._aturn(client, table_id)
-        return await client.get_table(table_id)
+        return await self._aread(client, table_id)
 
     async def _aturn(self, client: AsyncHeartsClient | AsyncSocket, table_id: int) -> None:
         for _ in range(client.retry.attempts):
-            table = await client.get_table(table_id)
+            table = await self._aread(client, table_id)
             decision = self._decide(table)
             if decision is None:
                 return
             action, key = decision
+            submit = client.submit_action if isinstance(client, AsyncSocket) else client.tables.act
             try:
-                await client.submit_action(table_id, action, version=table["version"], idempotency_key=key)
+                await submit(table_id, action, version=table["version"], idempotency_key=key)
             except (StaleVersion, Conflict) as exc:
                 log.info("table %s v%s: %s; deciding again", table_id, table["version"], exc.code)
                 continue

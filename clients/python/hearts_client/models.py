@@ -828,3 +828,80 @@ class RatingHistoryPage(TypedDict):
     next: str | None
     previous: str | None
     results: list[RatingChange]
+
+
+# -- webhooks (docs/webhooks.md) and a table's hands ---------------------------------------------
+
+DeliveryStatus = Literal["pending", "succeeded", "failed"]
+
+
+class Webhook(TypedDict):
+    """An app's webhook endpoint (never its secret)."""
+
+    id: int
+    url: str
+    event_types: list[str]
+    description: str
+    active: bool
+    created_at: str
+    updated_at: str
+
+
+class WebhookWithSecret(Webhook):
+    """A creation's (or a rotation's) answer: the signing secret, shown this once."""
+
+    secret: str
+
+
+class Delivery(TypedDict):
+    """One move's public events sent to one endpoint, and how its attempts went."""
+
+    id: str
+    webhook: int
+    table: int
+    seq: int
+    event_types: list[str]
+    status: DeliveryStatus
+    attempts: int
+    next_attempt_at: str | None
+    last_attempt_at: str | None
+    last_status_code: int | None
+    last_error: str
+    delivered_at: str | None
+    created_at: str
+
+
+class DeliveryDetail(Delivery):
+    """A delivery with its `body` and its latest attempts (`log`)."""
+
+    body: dict[str, Any]
+    log: list[dict[str, Any]]
+
+
+class DeliveryPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[Delivery]
+
+
+class Hand(TypedDict):
+    """One hand of a table: its deal's commitment, and its seed once it is over."""
+
+    number: int
+    pass_direction: PassDirection
+    deal_commitment: str
+    finished: bool
+    seed: str | None
+
+
+class HandReplay(Hand):
+    """A hand with its record (once over: deals, passes, tricks, points) and its moves."""
+
+    record: dict[str, Any] | None
+    moves: list[dict[str, Any]]
+
+
+class Token(TypedDict):
+    """A bearer token, shown once."""
+
+    token: str

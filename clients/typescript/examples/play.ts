@@ -43,7 +43,7 @@ class Lowest extends Bot {
 const base = process.argv[2] ?? "http://localhost:8000";
 const overSocket = process.argv.includes("--socket");
 const client = await HeartsClient.asGuest(base, "typescript", { retry: { backoffMs: 100 } });
-const created = await client.createTable({
+const created = await client.tables.create({
   options: { target_score: 50 },
   bots: { "1": "random", "2": "random", "3": "random" },
   clocks: { pass: null, play: null, moon: null },
@@ -58,18 +58,18 @@ if (overSocket) {
   reconnects = subscription.reconnects;
   await ws.close();
 } else {
-  const stream = client.streamTableEvents(created.id);
+  const stream = client.streams.table(created.id);
   table = await bot.run(client, created.id, 0, stream);
   reconnects = stream.reconnects;
 }
 // Who am I, and a ticket that opens the table's stream without the Authorization header.
-const me = await client.me();
-const ticket = await client.streamTicket(table.id);
+const me = await client.me.get();
+const ticket = await client.streams.tableTicket(table.id);
 const anonymous = await fetch(ticket.url);
 await anonymous.body?.cancel();
 // The finished game's document and transcript.
-const exported = await client.exportGame(table.id);
-const transcript = await client.transcript(table.id);
+const exported = await client.tables.export(table.id);
+const transcript = await client.tables.transcript(table.id);
 console.log(
   JSON.stringify({
     me: me.kind,

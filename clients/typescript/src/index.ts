@@ -5,7 +5,7 @@
  */
 
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import type { components } from "./schema.js";
+import type { components, operations } from "./schema.js";
 import { openSocket, type HeartsSocket, type SocketOptions, type SocketSubscription } from "./socket.js";
 
 type Schemas = components["schemas"];
@@ -42,6 +42,25 @@ export type Tournament = Schemas["TournamentOut"];
 export type Standings = Schemas["StandingsOut"];
 export type TournamentTableRow = Schemas["TournamentTableOut"];
 export type Entrant = { player: number } | { bot: BotLevel };
+/** Webhooks (docs/webhooks.md): an endpoint, its secret (shown once), its deliveries. */
+export type Webhook = Schemas["WebhookOut"];
+export type WebhookWithSecret = Schemas["WebhookSecretOut"];
+export type Delivery = Schemas["DeliveryOut"];
+export type DeliveryDetail = Schemas["DeliveryDetailOut"];
+export type DeliveryPage = Schemas["DeliveryPageOut"];
+/** A table's hands: each deal's commitment, and its seed and record once over. */
+export type Hand = Schemas["HandOut"];
+export type HandReplay = Schemas["HandReplayOut"];
+/** An operation of the OpenAPI document, by its operationId. */
+export type OperationId = keyof operations;
+type Ok<R> = R extends { 200: infer A } ? A : R extends { 201: infer A } ? A : R extends { 202: infer A } ? A : undefined;
+type Body<A> = A extends { content: { "application/json": infer B } }
+  ? B
+  : A extends { content: { "text/plain": infer B } }
+    ? B
+    : undefined;
+/** The decoded success answer of an operation, as the document describes it. */
+export type Answer<Op extends OperationId> = Body<Ok<operations[Op]["responses"]>>;
 /** The API's error codes (docs/errors.md). */
 export type ErrorCode = Schemas["ErrorCode"];
 /** An error body: one of the API's codes, or the client's own: `transport_error` (no answer) and
@@ -210,7 +229,7 @@ export class HeartsClient {
   /** A client with the token of a new guest player. */
   static async asGuest(baseUrl: string, name: string, options: ClientOptions = {}): Promise<HeartsClient> {
     const client = new HeartsClient(baseUrl, null, options);
-    client.token = (await client.createGuest(name)).token;
+    client.token = (await client.players.createGuest(name)).token;
     return client;
   }
 
@@ -224,8 +243,13 @@ export class HeartsClient {
     return Math.min(this.retry.backoffMs * 2 ** Math.max(0, failures - 1), this.retry.maxBackoffMs);
   }
 
-  /** One logical call with its retries; the decoded answer (undefined for 204). */
-  async call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  /**
+   * One logical call of the operation `op` with its retries; the decoded answer (undefined for 204),
+   * typed by the document. Every method of the resources goes through here, naming its operationId
+   * (tests/e2e/test_sdk_contract.py reads these names to hold the SDK to the document).
+   */
+  async call<Op extends OperationId, T = Answer<Op>>(op: Op, method: string, path: string, options: CallOptions = {}): Promise<T> {
+    void op;
     const key = options.write ? (options.key ?? newKey()) : null;
     let version = options.version ?? null;
     for (let failures = 1; ; failures++) {
@@ -275,11 +299,117 @@ export class HeartsClient {
     }
   }
 
-  createGuest(name: string): Promise<PlayerToken> {
-    return this.call("POST", "guests", { body: { name }, write: true });
+  /** Players and their tokens. */
+  readonly players = new Players(this);
+  /** Who the credentials belong to. */
+  readonly me = new MeResource(this);
+  /** Tables: creating, seating, playing, and their history. */
+  readonly tables = new Tables(this);
+  /** A table's hands. */
+  readonly hands = new Hands(this);
+  /** Invite codes of private tables. */
+  readonly invites = new Invites(this);
+  /** The quick-play queue. */
+  readonly quickPlay = new QuickPlay(this);
+  /** Event streams and their tickets. */
+  readonly streams = new Streams(this);
+  /** Ratings and leaderboards. */
+  readonly ratings = new Ratings(this);
+  /** An app's duplicate tournaments. */
+  readonly tournaments = new Tournaments(this);
+  /** Bots an app brings. */
+  readonly bots = new Bots(this);
+  /** An app's webhook endpoints and their deliveries. */
+  readonly webhooks = new Webhooks(this);
+
+  /**
+   * GraphQL over one WebSocket at `/graphql/` as this client's token (or `options.ticket`), open
+   * until `close()`: `subscribeTableEvents(tableId)` and `subscribeMyEvents()` (the streams'
+   * events, resumed after a dropped socket), `submitAction`, `getTable`, `execute(query, variables)`.
+   */
+  socket(options: SocketOptions = {}): Promise<HeartsSocket> {
+    return openSocket(this.base, this.token, this.retry, (failures) => this.delay(failures), options);
   }
 
-  createTable(
+  /** The stream of operation `op` (streamTableEvents, streamMyEvents) at `path`. */
+  openStream(op: "streamTableEvents" | "streamMyEvents", path: string, lastEventId: string | undefined): EventStream {
+    return new EventStream(this, path, {
+      tableStream: op === "streamTableEvents",
+      lastEventId: lastEventId ?? null,
+      fetcher: this.fetcher,
+      headers: () => this.headers({ Accept: "text/event-stream" }),
+      delay: (failures) => this.delay(failures),
+    });
+  }
+
+  /** Every item of a cursor-paged operation: `page(cursor)` asked again with the cursor `next` names. */
+  async *pages<I>(page: (cursor?: string) => Promise<{ next?: string | null; results: I[] }>): AsyncGenerator<I> {
+    let cursor: string | undefined;
+    for (;;) {
+      const answer = await page(cursor);
+      yield* answer.results;
+      const next = answer.next ? new URL(answer.next).searchParams.get("cursor") : null;
+      if (next === null) return;
+      cursor = next;
+    }
+  }
+}
+
+/** The query string of the filters given (undefined left out). */
+function query(filters: Record<string, string | number | boolean | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+const code = (value: string): string => encodeURIComponent(value);
+
+/** Players and their tokens (tag `players`). */
+export class Players {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** A self-service guest player and its token (no credentials needed). */
+  createGuest(name: string): Promise<PlayerToken> {
+    return this.c.call("createGuest", "POST", "guests", { body: { name }, write: true });
+  }
+
+  /** App key: a player for one of the app's users, and its token. */
+  create(name: string, externalId = ""): Promise<PlayerToken> {
+    return this.c.call("createPlayer", "POST", "players", { body: { name, external_id: externalId }, write: true });
+  }
+
+  /** App key: another token of one of the app's players (shown once). */
+  createToken(playerId: number): Promise<Schemas["TokenOut"]> {
+    return this.c.call("createPlayerToken", "POST", `players/${playerId}/tokens`, { write: true });
+  }
+
+  /** Revoke the token this client sends (its stream tickets stop too). */
+  async revokeToken(): Promise<void> {
+    await this.c.call("revokeToken", "POST", "tokens/revoke", { write: true });
+  }
+}
+
+/** Who the credentials belong to (tag `players`). */
+export class MeResource {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** Who the credentials belong to, and the player's unfinished tables. */
+  get(): Promise<Me> {
+    return this.c.call("getMe", "GET", "me");
+  }
+
+  /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
+  update(language: string | null): Promise<Me> {
+    return this.c.call("updateMe", "PATCH", "me", { body: { language: language ?? "" }, write: true });
+  }
+}
+
+/** Tables: creating, seating, playing, and their history (tags `tables`, `play`, `history`). */
+export class Tables {
+  constructor(private readonly c: HeartsClient) {}
+
+  create(
     spec: {
       options?: Record<string, unknown>;
       bots?: Record<string, SeatLevel>;
@@ -297,45 +427,250 @@ export class HeartsClient {
     key?: string,
   ): Promise<Table> {
     const body: Record<string, unknown> = { options: spec.options ?? {}, bots: spec.bots ?? {}, clocks: spec.clocks ?? {} };
-    if (spec.visibility !== undefined) body.visibility = spec.visibility;
-    if (spec.invited !== undefined) body.invited = spec.invited;
-    if (spec.spectator_delay !== undefined) body.spectator_delay = spec.spectator_delay;
-    if (spec.rated !== undefined) body.rated = spec.rated;
-    if (spec.bot_think_ms !== undefined) body.bot_think_ms = spec.bot_think_ms;
-    if (spec.bot_pace_ms !== undefined) body.bot_pace_ms = spec.bot_pace_ms;
-    return this.call("POST", "tables", { body, write: true, key: key ?? null });
+    for (const name of ["visibility", "invited", "spectator_delay", "rated", "bot_think_ms", "bot_pace_ms"] as const) {
+      if (spec[name] !== undefined) body[name] = spec[name];
+    }
+    return this.c.call("createTable", "POST", "tables", { body, write: true, key: key ?? null });
   }
 
+  /** One page of tables (`next` names the following page). */
+  list(filters: { status?: string; open_seats?: boolean; mine?: boolean; cursor?: string } = {}): Promise<TablePage> {
+    return this.c.call("listTables", "GET", `tables${query(filters)}`);
+  }
+
+  /** Every table of every page: `for await (const t of client.tables.listAll({ status: "open" }))`. */
+  listAll(filters: { status?: string; open_seats?: boolean; mine?: boolean } = {}): AsyncGenerator<TablePage["results"][number]> {
+    return this.c.pages((cursor) => this.list({ ...filters, cursor }));
+  }
+
+  get(tableId: number): Promise<Table> {
+    return this.c.call("getTable", "GET", `tables/${tableId}`);
+  }
+
+  /** The table, or undefined while it is still at `version` (a 304 to If-None-Match with its ETag). */
+  getIfChanged(tableId: number, version: number): Promise<Table | undefined> {
+    return this.c.call("getTable", "GET", `tables/${tableId}`, { etag: `W/"${version}"` });
+  }
+
+  /** Take a seat (the lowest open one without `position`); a full table starts by itself. */
+  join(tableId: number, position?: number, version?: number): Promise<Table> {
+    const body = position === undefined ? {} : { position };
+    return this.c.call("joinTable", "POST", `tables/${tableId}/join`, { body, write: true, version: version ?? null, restale: true });
+  }
+
+  leave(tableId: number, version?: number): Promise<Table> {
+    const options = { body: {}, write: true, version: version ?? null, restale: true };
+    return this.c.call("leaveTable", "POST", `tables/${tableId}/leave`, options);
+  }
+
+  addBot(tableId: number, level: SeatLevel = "basic", position?: number, version?: number): Promise<Table> {
+    const body = position === undefined ? { level } : { level, position };
+    return this.c.call("addBot", "POST", `tables/${tableId}/bots`, { body, write: true, version: version ?? null, restale: true });
+  }
+
+  /** Start now, with bots of level `fillWith` in the open seats. */
+  start(tableId: number, fillWith: SeatLevel = "basic", version?: number): Promise<Table> {
+    const body = { fill_with: fillWith };
+    return this.c.call("startTable", "POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
+  }
+
+  /** App key: close an unfinished table for good. */
+  abandon(tableId: number, version?: number): Promise<Table> {
+    const options = { body: {}, write: true, version: version ?? null, restale: true };
+    return this.c.call("abandonTable", "POST", `tables/${tableId}/abandon`, options);
+  }
+
+  /** "I'm back": a seat marked away is yours again. */
+  reclaimSeat(tableId: number): Promise<Table> {
+    return this.c.call("reclaimSeat", "POST", `tables/${tableId}/back`, { body: {}, write: true });
+  }
+
+  /** After a finished game: ask for a rematch, or accept it; when all have, `rematch.table` is the new table. */
+  rematch(tableId: number): Promise<Table> {
+    return this.c.call("requestRematch", "POST", `tables/${tableId}/rematch`, { body: {}, write: true });
+  }
+
+  /** Your seat's action on the table as of `version`; `stale_version` is thrown, never retried. */
+  act(tableId: number, action: Action, version?: number, key?: string): Promise<Table> {
+    const options = { body: action, write: true, version: version ?? null, key: key ?? null };
+    return this.c.call("submitAction", "POST", `tables/${tableId}/actions`, options);
+  }
+
+  pass(tableId: number, cards: string[], version?: number, key?: string): Promise<Table> {
+    return this.act(tableId, { type: "pass", cards }, version, key);
+  }
+
+  play(tableId: number, card: string, version?: number, key?: string): Promise<Table> {
+    return this.act(tableId, { type: "play", card }, version, key);
+  }
+
+  chooseMoon(tableId: number, choice: "subtract" | "add", version?: number, key?: string): Promise<Table> {
+    return this.act(tableId, { type: "moon", choice }, version, key);
+  }
+
+  scoresheet(tableId: number): Promise<Scoresheet> {
+    return this.c.call("getScoresheet", "GET", `tables/${tableId}/scoresheet`);
+  }
+
+  /** The events after sequence `after` the caller may see; poll again with `after` = the answer's version. */
+  events(tableId: number, after = 0): Promise<Schemas["EventsOut"]> {
+    return this.c.call("listTableEvents", "GET", `tables/${tableId}/events?after=${after}`);
+  }
+
+  moves(tableId: number, after = 0): Promise<Schemas["MovesOut"]> {
+    return this.c.call("listMoves", "GET", `tables/${tableId}/moves?after=${after}`);
+  }
+
+  /** A finished game's whole document (422 `not_finished` before the end). */
+  export(tableId: number): Promise<GameExport> {
+    return this.c.call("exportGame", "GET", `tables/${tableId}/export`);
+  }
+
+  /** A finished game as plain text, for people. */
+  transcript(tableId: number): Promise<string> {
+    return this.c.call<"getTranscript", string>("getTranscript", "GET", `tables/${tableId}/transcript`, { text: true });
+  }
+}
+
+/** A table's hands (tag `history`). */
+export class Hands {
+  constructor(private readonly c: HeartsClient) {}
+
+  async list(tableId: number): Promise<Hand[]> {
+    return (await this.c.call("listHands", "GET", `tables/${tableId}/hands`)).hands;
+  }
+
+  /** Hand `number` (from 1) with the moves the caller may see, and its record once over. */
+  get(tableId: number, number: number): Promise<HandReplay> {
+    return this.c.call("getHand", "GET", `tables/${tableId}/hands/${number}`);
+  }
+}
+
+/** Invite codes of private tables (docs/lobby.md). */
+export class Invites {
+  constructor(private readonly c: HeartsClient) {}
+
   /** A new invite code of the table (shown once). */
-  createInvite(tableId: number, spec: { expires_in?: number; uses?: number } = {}): Promise<Schemas["InviteCreatedOut"]> {
-    return this.call("POST", `tables/${tableId}/invites`, { body: spec, write: true });
+  create(tableId: number, spec: { expires_in?: number; uses?: number } = {}): Promise<Schemas["InviteCreatedOut"]> {
+    return this.c.call("createInvite", "POST", `tables/${tableId}/invites`, { body: spec, write: true });
   }
 
   /** The table's usable codes, by hint (never the codes). */
-  async listInvites(tableId: number): Promise<Schemas["InviteOut"][]> {
-    const answer = await this.call<Schemas["InviteListOut"]>("GET", `tables/${tableId}/invites`);
-    return answer.invites;
+  async list(tableId: number): Promise<Schemas["InviteOut"][]> {
+    return (await this.c.call("listInvites", "GET", `tables/${tableId}/invites`)).invites;
   }
 
   /** Refuse this code from now on. */
-  async revokeInvite(tableId: number, code: string): Promise<void> {
-    await this.call("DELETE", `tables/${tableId}/invites/${encodeURIComponent(code)}`, { write: true });
+  async revoke(tableId: number, invite: string): Promise<void> {
+    await this.c.call("revokeInvite", "DELETE", `tables/${tableId}/invites/${code(invite)}`, { write: true });
   }
 
   /** The table a usable code joins, as a spectator sees it. */
-  getInviteTable(code: string): Promise<Table> {
-    return this.call("GET", `invites/${encodeURIComponent(code)}`);
+  getTable(invite: string): Promise<Table> {
+    return this.c.call("getInviteTable", "GET", `invites/${code(invite)}`);
   }
 
   /** Take a seat at the code's table with the code alone. */
-  joinByInvite(code: string, position?: number): Promise<Table> {
+  join(invite: string, position?: number): Promise<Table> {
     const body = position === undefined ? {} : { position };
-    return this.call("POST", `invites/${encodeURIComponent(code)}/join`, { body, write: true });
+    return this.c.call("joinByInvite", "POST", `invites/${code(invite)}/join`, { body, write: true });
+  }
+}
+
+/** The quick-play queue (docs/lobby.md). */
+export class QuickPlay {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** A seat at a waiting table with these criteria, or a new one; after `wait_seconds` bots fill it. */
+  join(criteria: Schemas["QuickPlayRequest"] = {}): Promise<Table> {
+    return this.c.call("quickPlay", "POST", "quick-play", { body: criteria, write: true });
   }
 
-  /** App key: a duplicate tournament, its tables started (docs/tournaments.md). A `seed` makes the
-   * deals those of `python -m bots.tournament --seed`. */
-  createTournament(
+  /** The table where you wait in quick play, or undefined. */
+  async get(): Promise<Table | undefined> {
+    try {
+      return await this.c.call("getQuickPlay", "GET", "quick-play");
+    } catch (error) {
+      if (error instanceof HeartsError && error.code === "not_waiting") return undefined;
+      throw error;
+    }
+  }
+
+  /** Leave the quick-play queue (404 `not_waiting` when you are not in it). */
+  leave(): Promise<Table> {
+    return this.c.call("leaveQuickPlay", "DELETE", "quick-play", { write: true });
+  }
+}
+
+/** Event streams and their tickets (tag `streams`; docs/streams.md). */
+export class Streams {
+  constructor(private readonly c: HeartsClient) {}
+
+  /**
+   * A table's events, resumed after drops with `Last-Event-ID` (nothing missed or repeated); it
+   * ends after `table_finished` (or a 204: over, nothing left).
+   */
+  table(tableId: number, lastEventId?: string): EventStream {
+    return this.c.openStream("streamTableEvents", `tables/${tableId}/stream`, lastEventId);
+  }
+
+  /** Player token: your events at all your tables, resumed after `lastEventId` when given. */
+  mine(lastEventId?: string): EventStream {
+    return this.c.openStream("streamMyEvents", "me/stream", lastEventId);
+  }
+
+  /** A 60-second ticket opening the table's stream for a client that cannot send Authorization (EventSource). */
+  tableTicket(tableId: number): Promise<StreamTicket> {
+    return this.c.call("createTableStreamTicket", "POST", `tables/${tableId}/stream-tickets`, { body: {}, write: true });
+  }
+
+  /** Player token: a 60-second ticket opening your own stream (all your tables). */
+  myTicket(): Promise<StreamTicket> {
+    return this.c.call("createPlayerStreamTicket", "POST", "me/stream-tickets", { body: {}, write: true });
+  }
+}
+
+/** Ratings and leaderboards (docs/ratings.md). */
+export class Ratings {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** The rating model, the families and the bots' published ratings. */
+  system(): Promise<RatingSystem> {
+    return this.c.call("getRatingSystem", "GET", "ratings");
+  }
+
+  /** A player's rating in each family they played rated games in. */
+  player(playerId: number): Promise<PlayerRatings> {
+    return this.c.call("getPlayerRatings", "GET", `players/${playerId}/ratings`);
+  }
+
+  /** A page of your app's leaderboard in one family (like "classic-4"), best score first. */
+  leaderboard(family: string, cursor?: string): Promise<LeaderboardPage> {
+    return this.c.call("getLeaderboard", "GET", `leaderboard${query({ family, cursor })}`);
+  }
+
+  /** Every rating of the leaderboard, page after page. */
+  leaderboardAll(family: string): AsyncGenerator<Rating> {
+    return this.c.pages((cursor) => this.leaderboard(family, cursor));
+  }
+
+  /** A page of a player's rating changes, newest first (of one family, when given). */
+  history(playerId: number, filters: { family?: string; cursor?: string } = {}): Promise<RatingHistoryPage> {
+    return this.c.call("getRatingHistory", "GET", `players/${playerId}/rating-history${query(filters)}`);
+  }
+
+  /** Every rating change of a player, page after page. */
+  historyAll(playerId: number, filters: { family?: string } = {}): AsyncGenerator<RatingChange> {
+    return this.c.pages((cursor) => this.history(playerId, { ...filters, cursor }));
+  }
+}
+
+/** An app's duplicate tournaments (docs/tournaments.md). */
+export class Tournaments {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** App key: a duplicate tournament, its tables started; a `seed` makes the deals those of `python -m bots.tournament --seed`. */
+  create(
     spec: {
       entrants: Entrant[];
       deal_sets: number;
@@ -346,396 +681,114 @@ export class HeartsClient {
     },
     key?: string,
   ): Promise<Tournament> {
-    return this.call("POST", "tournaments", { body: spec, write: true, key: key ?? null });
+    return this.c.call("createTournament", "POST", "tournaments", { body: spec, write: true, key: key ?? null });
   }
 
   /** App key: its tournaments, newest first. */
-  async listTournaments(): Promise<Tournament[]> {
-    const answer = await this.call<Schemas["TournamentListOut"]>("GET", "tournaments");
-    return answer.results;
+  async list(): Promise<Tournament[]> {
+    return (await this.c.call("listTournaments", "GET", "tournaments")).results;
   }
 
-  getTournament(tournamentId: number): Promise<Tournament> {
-    return this.call("GET", `tournaments/${tournamentId}`);
+  get(tournamentId: number): Promise<Tournament> {
+    return this.c.call("getTournament", "GET", `tournaments/${tournamentId}`);
   }
 
   /** Ranked by points relative to the others who held the same cards, with 95% intervals. */
-  getTournamentStandings(tournamentId: number): Promise<Standings> {
-    return this.call("GET", `tournaments/${tournamentId}/standings`);
+  standings(tournamentId: number): Promise<Standings> {
+    return this.c.call("getTournamentStandings", "GET", `tournaments/${tournamentId}/standings`);
   }
 
-  /** Its tables so far: ordinary tables (getTable, stream, exportGame). */
-  async listTournamentTables(tournamentId: number): Promise<TournamentTableRow[]> {
-    const answer = await this.call<Schemas["TournamentTablesOut"]>("GET", `tournaments/${tournamentId}/tables`);
-    return answer.results;
+  /** Its tables so far: ordinary tables (tables.get, streams.table, tables.export). */
+  async tables(tournamentId: number): Promise<TournamentTableRow[]> {
+    return (await this.c.call("listTournamentTables", "GET", `tournaments/${tournamentId}/tables`)).results;
   }
+}
+
+/** Bots an app brings (docs/bots-byo.md). */
+export class Bots {
+  constructor(private readonly c: HeartsClient) {}
 
   /** App key: a bot endpoint that seats name as the level `ext:<name>`; the answer holds its secret, shown once. */
-  registerBot(spec: Schemas["RegisterBotRequest"]): Promise<BotEndpointWithSecret> {
-    return this.call("POST", "bots", { body: spec, write: true });
+  register(spec: Schemas["RegisterBotRequest"]): Promise<BotEndpointWithSecret> {
+    return this.c.call("registerBot", "POST", "bots", { body: spec, write: true });
   }
 
   /** App key: your bots with their counters. */
-  async listBots(): Promise<BotEndpoint[]> {
-    return (await this.call<Schemas["BotListOut"]>("GET", "bots")).results;
+  async list(): Promise<BotEndpoint[]> {
+    return (await this.c.call("listBots", "GET", "bots")).results;
   }
 
-  getBot(botId: number): Promise<BotEndpoint> {
-    return this.call("GET", `bots/${botId}`);
+  get(botId: number): Promise<BotEndpoint> {
+    return this.c.call("getBot", "GET", `bots/${botId}`);
   }
 
   /** Change a bot's name, url, timeout_ms or enabled (false: not called, its seats' moves fall back). */
-  updateBot(botId: number, changes: Schemas["PatchedUpdateBotRequest"]): Promise<BotEndpoint> {
-    return this.call("PATCH", `bots/${botId}`, { body: changes, write: true });
+  update(botId: number, changes: Schemas["PatchedUpdateBotRequest"]): Promise<BotEndpoint> {
+    return this.c.call("updateBot", "PATCH", `bots/${botId}`, { body: changes, write: true });
   }
 
-  async deleteBot(botId: number): Promise<void> {
-    await this.call("DELETE", `bots/${botId}`, { write: true });
+  async delete(botId: number): Promise<void> {
+    await this.c.call("deleteBot", "DELETE", `bots/${botId}`, { write: true });
   }
 
   /** A new signing secret, shown this once; the old one stops at once. */
-  rotateBotSecret(botId: number): Promise<BotEndpointWithSecret> {
-    return this.call("POST", `bots/${botId}/secret`, { body: {}, write: true });
+  rotateSecret(botId: number): Promise<BotEndpointWithSecret> {
+    return this.c.call("rotateBotSecret", "POST", `bots/${botId}/secret`, { body: {}, write: true });
+  }
+}
+
+/** An app's webhook endpoints and their deliveries (docs/webhooks.md). */
+export class Webhooks {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** App key: an endpoint for the public events of `event_types` (default every type); its secret is shown once. */
+  create(spec: Schemas["CreateWebhookRequest"]): Promise<WebhookWithSecret> {
+    return this.c.call("createWebhook", "POST", "webhooks", { body: spec, write: true });
   }
 
-  /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
-  updateMe(language: string | null): Promise<Me> {
-    return this.call("PATCH", "me", { body: { language: language ?? "" }, write: true });
+  /** App key: its endpoints (never their secrets). */
+  async list(): Promise<Webhook[]> {
+    return (await this.c.call("listWebhooks", "GET", "webhooks")).results;
   }
 
-  getTable(tableId: number): Promise<Table> {
-    return this.call("GET", `tables/${tableId}`);
+  get(webhookId: number): Promise<Webhook> {
+    return this.c.call("getWebhook", "GET", `webhooks/${webhookId}`);
   }
 
-  /** The table, or undefined while it is still at `version` (a 304 to If-None-Match with its ETag). */
-  getTableIfChanged(tableId: number, version: number): Promise<Table | undefined> {
-    return this.call("GET", `tables/${tableId}`, { etag: `W/"${version}"` });
+  /** Change url, event_types, description or active (false: no new deliveries). */
+  update(webhookId: number, changes: Schemas["PatchedUpdateWebhookRequest"]): Promise<Webhook> {
+    return this.c.call("updateWebhook", "PATCH", `webhooks/${webhookId}`, { body: changes, write: true });
   }
 
-  /** A finished game's whole document (422 `not_finished` before the end). */
-  exportGame(tableId: number): Promise<GameExport> {
-    return this.call("GET", `tables/${tableId}/export`);
+  /** Delete the endpoint and its deliveries. */
+  async delete(webhookId: number): Promise<void> {
+    await this.c.call("deleteWebhook", "DELETE", `webhooks/${webhookId}`, { write: true });
   }
 
-  /** A finished game as plain text, for people. */
-  getTranscript(tableId: number): Promise<string> {
-    return this.call("GET", `tables/${tableId}/transcript`, { text: true });
+  /** A new signing secret, shown this once; the old one stops signing at once. */
+  rotateSecret(webhookId: number): Promise<WebhookWithSecret> {
+    return this.c.call("rotateWebhookSecret", "POST", `webhooks/${webhookId}/secret`, { write: true });
   }
 
-  /** Who the credentials belong to, and the player's unfinished tables. */
-  getMe(): Promise<Me> {
-    return this.call("GET", "me");
+  /** A page of the endpoint's deliveries, newest first (of one `status`, when given). */
+  deliveries(webhookId: number, filters: { status?: Delivery["status"]; cursor?: string } = {}): Promise<DeliveryPage> {
+    return this.c.call("listDeliveries", "GET", `webhooks/${webhookId}/deliveries${query(filters)}`);
   }
 
-  /**
-   * A 60-second ticket opening the table's stream for a client that cannot send Authorization, such
-   * as a browser's EventSource: give it `url`. (This client's own streams send the header.)
-   */
-  createTableStreamTicket(tableId: number): Promise<StreamTicket> {
-    return this.call("POST", `tables/${tableId}/stream-tickets`, { body: {}, write: true });
+  /** Every delivery of the endpoint, page after page. */
+  deliveriesAll(webhookId: number, filters: { status?: Delivery["status"] } = {}): AsyncGenerator<Delivery> {
+    return this.c.pages((cursor) => this.deliveries(webhookId, { ...filters, cursor }));
   }
 
-  /** Player token: a 60-second ticket opening your own stream (all your tables). */
-  createPlayerStreamTicket(): Promise<StreamTicket> {
-    return this.call("POST", "me/stream-tickets", { body: {}, write: true });
+  /** One delivery with its `body` and its latest attempts (`log`). */
+  getDelivery(webhookId: number, deliveryId: string): Promise<DeliveryDetail> {
+    return this.c.call("getDelivery", "GET", `webhooks/${webhookId}/deliveries/${code(deliveryId)}`);
   }
 
-  /** @deprecated Use `createTableStreamTicket` or `createPlayerStreamTicket` (REST's operationIds); kept until 2027-06-01. */
-  streamTicket(tableId?: number): Promise<StreamTicket> {
-    return tableId === undefined ? this.createPlayerStreamTicket() : this.createTableStreamTicket(tableId);
-  }
-
-  joinTable(tableId: number, position?: number, version?: number): Promise<Table> {
-    const body = position === undefined ? {} : { position };
-    return this.call("POST", `tables/${tableId}/join`, { body, write: true, version: version ?? null, restale: true });
-  }
-
-  addBot(tableId: number, level: SeatLevel = "basic", position?: number, version?: number): Promise<Table> {
-    const body = position === undefined ? { level } : { level, position };
-    return this.call("POST", `tables/${tableId}/bots`, { body, write: true, version: version ?? null, restale: true });
-  }
-
-  startTable(tableId: number, fillWith: SeatLevel = "basic", version?: number): Promise<Table> {
-    const body = { fill_with: fillWith };
-    return this.call("POST", `tables/${tableId}/start`, { body, write: true, version: version ?? null, restale: true });
-  }
-
-  leaveTable(tableId: number, version?: number): Promise<Table> {
-    return this.call("POST", `tables/${tableId}/leave`, { body: {}, write: true, version: version ?? null, restale: true });
-  }
-
-  /** App key: close an unfinished table for good. */
-  abandonTable(tableId: number, version?: number): Promise<Table> {
-    const options = { body: {}, write: true, version: version ?? null, restale: true };
-    return this.call("POST", `tables/${tableId}/abandon`, options);
-  }
-
-  /** "I'm back": a seat marked away is yours again. */
-  reclaimSeat(tableId: number): Promise<Table> {
-    return this.call("POST", `tables/${tableId}/back`, { body: {}, write: true });
-  }
-
-  /**
-   * After a finished game: ask for a rematch, or accept the one asked for. When every person has,
-   * the answer's `rematch.table` is the new table (seats moved one place on).
-   */
-  requestRematch(tableId: number): Promise<Table> {
-    return this.call("POST", `tables/${tableId}/rematch`, { body: {}, write: true });
-  }
-
-  /**
-   * A seat at a waiting table with these criteria, or a new one; after `wait_seconds` bots of
-   * `bot_level` fill the open seats (null: the table closes). Its events say `match_found`.
-   */
-  quickPlay(criteria: Schemas["QuickPlayRequest"] = {}): Promise<Table> {
-    return this.call("POST", "quick-play", { body: criteria, write: true });
-  }
-
-  /** The table where you wait in quick play, or undefined. */
-  async getQuickPlay(): Promise<Table | undefined> {
-    try {
-      return await this.call<Table>("GET", "quick-play");
-    } catch (error) {
-      if (error instanceof HeartsError && error.code === "not_waiting") return undefined;
-      throw error;
-    }
-  }
-
-  /** Leave the quick-play queue (404 `not_waiting` when you are not in it). */
-  leaveQuickPlay(): Promise<Table> {
-    return this.call("DELETE", "quick-play", { write: true });
-  }
-
-  listTables(filters: { status?: string; open_seats?: boolean; mine?: boolean; cursor?: string } = {}): Promise<TablePage> {
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, String(value));
-    const text = query.toString();
-    return this.call("GET", text ? `tables?${text}` : "tables");
-  }
-
-  /** The rating model, the families and the bots' published ratings. */
-  getRatingSystem(): Promise<RatingSystem> {
-    return this.call("GET", "ratings");
-  }
-
-  /** A page of your app's leaderboard in one family (like "classic-4"), best score first. */
-  getLeaderboard(family: string, cursor?: string): Promise<LeaderboardPage> {
-    const query = new URLSearchParams({ family });
-    if (cursor !== undefined) query.set("cursor", cursor);
-    return this.call("GET", `leaderboard?${query.toString()}`);
-  }
-
-  /** A player's rating in each family they played rated games in. */
-  getPlayerRatings(playerId: number): Promise<PlayerRatings> {
-    return this.call("GET", `players/${playerId}/ratings`);
-  }
-
-  /** A page of a player's rating changes, newest first (of one family, when given). */
-  getRatingHistory(playerId: number, filters: { family?: string; cursor?: string } = {}): Promise<RatingHistoryPage> {
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries(filters)) if (value !== undefined) query.set(name, value);
-    const text = query.toString();
-    return this.call("GET", `players/${playerId}/rating-history${text ? `?${text}` : ""}`);
-  }
-
-  /** The events after sequence `after` the caller may see; poll again with `after` = the answer's version. */
-  listTableEvents(tableId: number, after = 0): Promise<Schemas["EventsOut"]> {
-    return this.call("GET", `tables/${tableId}/events?after=${after}`);
-  }
-
-  listMoves(tableId: number, after = 0): Promise<Schemas["MovesOut"]> {
-    return this.call("GET", `tables/${tableId}/moves?after=${after}`);
-  }
-
-  /** Your seat's action on the table as of `version`; `stale_version` is thrown, never retried. */
-  submitAction(tableId: number, action: Action, version?: number, key?: string): Promise<Table> {
-    return this.call("POST", `tables/${tableId}/actions`, {
-      body: action,
-      write: true,
-      version: version ?? null,
-      key: key ?? null,
-    });
-  }
-
-  pass(tableId: number, cards: string[], version?: number, key?: string): Promise<Table> {
-    return this.submitAction(tableId, { type: "pass", cards }, version, key);
-  }
-
-  play(tableId: number, card: string, version?: number, key?: string): Promise<Table> {
-    return this.submitAction(tableId, { type: "play", card }, version, key);
-  }
-
-  chooseMoon(tableId: number, choice: "subtract" | "add", version?: number, key?: string): Promise<Table> {
-    return this.submitAction(tableId, { type: "moon", choice }, version, key);
-  }
-
-  getScoresheet(tableId: number): Promise<Scoresheet> {
-    return this.call("GET", `tables/${tableId}/scoresheet`);
-  }
-
-  /**
-   * A table's events (`tableId`) or, without it, the player's at all their tables. After a dropped
-   * connection it reconnects with `Last-Event-ID` = the last event's id: nothing missed, nothing
-   * repeated. A table stream ends after `table_finished` (or a 204: over, nothing left).
-   */
-  streamTableEvents(tableId: number, lastEventId?: string): EventStream {
-    return this.openStream(tableId, lastEventId);
-  }
-
-  /** Player token: your events at all your tables, resumed after `lastEventId` when given. */
-  streamMyEvents(lastEventId?: string): EventStream {
-    return this.openStream(undefined, lastEventId);
-  }
-
-  /** @deprecated Use `streamTableEvents` or `streamMyEvents` (REST's operationIds); kept until 2027-06-01. */
-  stream(tableId?: number, lastEventId?: string): EventStream {
-    return this.openStream(tableId, lastEventId);
-  }
-
-  /**
-   * GraphQL over one WebSocket at `/graphql/` as this client's token (or `options.ticket`), open
-   * until `close()`: `subscribeTableEvents(tableId)` and `subscribeMyEvents()` (the streams'
-   * events, resumed after a dropped socket), `submitAction`, `getTable`, `execute(query, variables)`.
-   */
-  socket(options: SocketOptions = {}): Promise<HeartsSocket> {
-    return openSocket(this.base, this.token, this.retry, (failures) => this.delay(failures), options);
-  }
-
-  private openStream(tableId: number | undefined, lastEventId: string | undefined): EventStream {
-    return new EventStream(this, tableId === undefined ? "me/stream" : `tables/${tableId}/stream`, {
-      tableStream: tableId !== undefined,
-      lastEventId: lastEventId ?? null,
-      fetcher: this.fetcher,
-      headers: () => this.headers({ Accept: "text/event-stream" }),
-      delay: (failures) => this.delay(failures),
-    });
-  }
-
-  // -- old names, deprecated (docs/clients.md, "Method names"): kept until 2027-06-01 --------------
-
-  /** @deprecated Use `updateMe` (named after REST's operationId); kept until 2027-06-01. */
-  setLanguage(...args: Parameters<HeartsClient["updateMe"]>): ReturnType<HeartsClient["updateMe"]> {
-    return this.updateMe(...args);
-  }
-
-  /** @deprecated Use `getMe` (named after REST's operationId); kept until 2027-06-01. */
-  me(...args: Parameters<HeartsClient["getMe"]>): ReturnType<HeartsClient["getMe"]> {
-    return this.getMe(...args);
-  }
-
-  /** @deprecated Use `joinTable` (named after REST's operationId); kept until 2027-06-01. */
-  join(...args: Parameters<HeartsClient["joinTable"]>): ReturnType<HeartsClient["joinTable"]> {
-    return this.joinTable(...args);
-  }
-
-  /** @deprecated Use `startTable` (named after REST's operationId); kept until 2027-06-01. */
-  start(...args: Parameters<HeartsClient["startTable"]>): ReturnType<HeartsClient["startTable"]> {
-    return this.startTable(...args);
-  }
-
-  /** @deprecated Use `leaveTable` (named after REST's operationId); kept until 2027-06-01. */
-  leave(...args: Parameters<HeartsClient["leaveTable"]>): ReturnType<HeartsClient["leaveTable"]> {
-    return this.leaveTable(...args);
-  }
-
-  /** @deprecated Use `abandonTable` (named after REST's operationId); kept until 2027-06-01. */
-  abandon(...args: Parameters<HeartsClient["abandonTable"]>): ReturnType<HeartsClient["abandonTable"]> {
-    return this.abandonTable(...args);
-  }
-
-  /** @deprecated Use `reclaimSeat` (named after REST's operationId); kept until 2027-06-01. */
-  back(...args: Parameters<HeartsClient["reclaimSeat"]>): ReturnType<HeartsClient["reclaimSeat"]> {
-    return this.reclaimSeat(...args);
-  }
-
-  /** @deprecated Use `requestRematch` (named after REST's operationId); kept until 2027-06-01. */
-  rematch(...args: Parameters<HeartsClient["requestRematch"]>): ReturnType<HeartsClient["requestRematch"]> {
-    return this.requestRematch(...args);
-  }
-
-  /** @deprecated Use `getQuickPlay` (named after REST's operationId); kept until 2027-06-01. */
-  waiting(...args: Parameters<HeartsClient["getQuickPlay"]>): ReturnType<HeartsClient["getQuickPlay"]> {
-    return this.getQuickPlay(...args);
-  }
-
-  /** @deprecated Use `submitAction` (named after REST's operationId); kept until 2027-06-01. */
-  act(...args: Parameters<HeartsClient["submitAction"]>): ReturnType<HeartsClient["submitAction"]> {
-    return this.submitAction(...args);
-  }
-
-  /** @deprecated Use `listInvites` (named after REST's operationId); kept until 2027-06-01. */
-  invites(...args: Parameters<HeartsClient["listInvites"]>): ReturnType<HeartsClient["listInvites"]> {
-    return this.listInvites(...args);
-  }
-
-  /** @deprecated Use `getInviteTable` (named after REST's operationId); kept until 2027-06-01. */
-  inviteTable(...args: Parameters<HeartsClient["getInviteTable"]>): ReturnType<HeartsClient["getInviteTable"]> {
-    return this.getInviteTable(...args);
-  }
-
-  /** @deprecated Use `listTournaments` (named after REST's operationId); kept until 2027-06-01. */
-  tournaments(...args: Parameters<HeartsClient["listTournaments"]>): ReturnType<HeartsClient["listTournaments"]> {
-    return this.listTournaments(...args);
-  }
-
-  /** @deprecated Use `getTournament` (named after REST's operationId); kept until 2027-06-01. */
-  tournament(...args: Parameters<HeartsClient["getTournament"]>): ReturnType<HeartsClient["getTournament"]> {
-    return this.getTournament(...args);
-  }
-
-  /** @deprecated Use `getTournamentStandings` (named after REST's operationId); kept until 2027-06-01. */
-  tournamentStandings(...args: Parameters<HeartsClient["getTournamentStandings"]>): ReturnType<HeartsClient["getTournamentStandings"]> {
-    return this.getTournamentStandings(...args);
-  }
-
-  /** @deprecated Use `listTournamentTables` (named after REST's operationId); kept until 2027-06-01. */
-  tournamentTables(...args: Parameters<HeartsClient["listTournamentTables"]>): ReturnType<HeartsClient["listTournamentTables"]> {
-    return this.listTournamentTables(...args);
-  }
-
-  /** @deprecated Use `listBots` (named after REST's operationId); kept until 2027-06-01. */
-  bots(...args: Parameters<HeartsClient["listBots"]>): ReturnType<HeartsClient["listBots"]> {
-    return this.listBots(...args);
-  }
-
-  /** @deprecated Use `getTranscript` (named after REST's operationId); kept until 2027-06-01. */
-  transcript(...args: Parameters<HeartsClient["getTranscript"]>): ReturnType<HeartsClient["getTranscript"]> {
-    return this.getTranscript(...args);
-  }
-
-  /** @deprecated Use `getRatingSystem` (named after REST's operationId); kept until 2027-06-01. */
-  ratingSystem(...args: Parameters<HeartsClient["getRatingSystem"]>): ReturnType<HeartsClient["getRatingSystem"]> {
-    return this.getRatingSystem(...args);
-  }
-
-  /** @deprecated Use `getLeaderboard` (named after REST's operationId); kept until 2027-06-01. */
-  leaderboard(...args: Parameters<HeartsClient["getLeaderboard"]>): ReturnType<HeartsClient["getLeaderboard"]> {
-    return this.getLeaderboard(...args);
-  }
-
-  /** @deprecated Use `getPlayerRatings` (named after REST's operationId); kept until 2027-06-01. */
-  playerRatings(...args: Parameters<HeartsClient["getPlayerRatings"]>): ReturnType<HeartsClient["getPlayerRatings"]> {
-    return this.getPlayerRatings(...args);
-  }
-
-  /** @deprecated Use `getRatingHistory` (named after REST's operationId); kept until 2027-06-01. */
-  ratingHistory(...args: Parameters<HeartsClient["getRatingHistory"]>): ReturnType<HeartsClient["getRatingHistory"]> {
-    return this.getRatingHistory(...args);
-  }
-
-  /** @deprecated Use `listTableEvents` (named after REST's operationId); kept until 2027-06-01. */
-  events(...args: Parameters<HeartsClient["listTableEvents"]>): ReturnType<HeartsClient["listTableEvents"]> {
-    return this.listTableEvents(...args);
-  }
-
-  /** @deprecated Use `listMoves` (named after REST's operationId); kept until 2027-06-01. */
-  moves(...args: Parameters<HeartsClient["listMoves"]>): ReturnType<HeartsClient["listMoves"]> {
-    return this.listMoves(...args);
-  }
-
-  /** @deprecated Use `getScoresheet` (named after REST's operationId); kept until 2027-06-01. */
-  scoresheet(...args: Parameters<HeartsClient["getScoresheet"]>): ReturnType<HeartsClient["getScoresheet"]> {
-    return this.getScoresheet(...args);
+  /** Pending again and due now, with a fresh set of attempts. */
+  redeliver(webhookId: number, deliveryId: string): Promise<Delivery> {
+    const path = `webhooks/${webhookId}/deliveries/${code(deliveryId)}/redeliver`;
+    return this.c.call("redeliver", "POST", path, { write: true });
   }
 }
 
@@ -890,30 +943,33 @@ export abstract class Bot {
     seat?: number,
     stream?: EventStream | SocketSubscription,
   ): Promise<Table> {
+    // the REST client's calls (`client.tables`), or the socket's of the same arguments
+    const tables = client instanceof HeartsClient ? client.tables : client;
+    const read = (id: number): Promise<Table> => (client instanceof HeartsClient ? client.tables.get(id) : client.getTable(id));
     try {
-      await client.joinTable(tableId, seat);
+      await (client instanceof HeartsClient ? client.tables.join(tableId, seat) : client.joinTable(tableId, seat));
     } catch (error) {
-      if (!(error instanceof HeartsError) || (await client.getTable(tableId)).your_seat === null) throw error;
+      if (!(error instanceof HeartsError) || (await read(tableId)).your_seat === null) throw error;
     }
-    const events =
-      stream ?? (client instanceof HeartsClient ? client.streamTableEvents(tableId) : client.subscribeTableEvents(tableId));
+    const events = stream ?? (client instanceof HeartsClient ? client.streams.table(tableId) : client.subscribeTableEvents(tableId));
     for await (const event of events) {
       this.onEvent(event);
-      if (event.type === "your_turn") await this.turn(client, tableId);
+      if (event.type === "your_turn") await this.turn(tables, read, tableId, client.retry.attempts);
     }
-    return client.getTable(tableId);
+    return read(tableId);
   }
 
-  private async turn(client: HeartsClient | HeartsSocket, tableId: number): Promise<void> {
-    for (let attempt = 0; attempt < client.retry.attempts; attempt++) {
-      const table = await client.getTable(tableId);
+  private async turn(client: Tables | HeartsSocket, read: (id: number) => Promise<Table>, tableId: number, attempts: number): Promise<void> {
+    const submit = client instanceof Tables ? client.act.bind(client) : client.submitAction.bind(client);
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const table = await read(tableId);
       const game = table.game;
       const seat = table.your_seat;
       const legal = game?.legal_actions;
       if (OVER.has(table.status) || !game || seat === null || !game.to_act.includes(seat) || !legal) return;
       const action = this.act(game, legal);
       try {
-        await client.submitAction(tableId, action, table.version, `bot-${tableId}-${seat}-${table.version}`);
+        await submit(tableId, action, table.version, `bot-${tableId}-${seat}-${table.version}`);
         return;
       } catch (error) {
         if (error instanceof HeartsError && error.status === 409) continue; // moved on: decide again

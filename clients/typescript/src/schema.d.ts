@@ -73,7 +73,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /guests: a self-service guest player and its bearer token (no credentials needed). */
+        /** @description A self-service guest player and its bearer token (no credentials needed). */
         post: operations["createGuest"];
         delete?: never;
         options?: never;
@@ -110,7 +110,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /invites/{code}/join: take a seat at the code's table with the code alone. */
+        /** @description Take a seat with an invite code alone (the code names its table): the lowest open seat, or `position`. */
         post: operations["joinByInvite"];
         delete?: never;
         options?: never;
@@ -188,7 +188,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /players (app key): a player for one of the app's users, with a bearer token. */
+        /** @description App key: a player for one of the app's users, and a first bearer token. */
         post: operations["createPlayer"];
         delete?: never;
         options?: never;
@@ -239,7 +239,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /players/{id}/tokens (app key): a new bearer token for one of the app's players. */
+        /** @description App key: another bearer token for one of the app's players. */
         post: operations["createPlayerToken"];
         delete?: never;
         options?: never;
@@ -265,25 +265,9 @@ export interface paths {
          */
         get: operations["getQuickPlay"];
         put?: never;
-        /**
-         * @description POST /quick-play: play as soon as possible. You are seated at the oldest table of your app
-         *     waiting with the same options, clocks and bot level, or at a new one; the answer is that table.
-         *     It starts when its last seat is taken; when `wait_seconds` pass first, bots of `bot_level`
-         *     take the open seats and it starts (`bot_level` null: the table closes, `quick_play_expired`).
-         *     Either way its events (and your player stream) say `match_found` just before `game_started`.
-         *     You wait at one table at a time (409 already_waiting). GET: the table where you wait (404
-         *     not_waiting). DELETE: leave the queue.
-         */
+        /** @description Play as soon as possible: a seat at the oldest table of your app waiting with the same options, clocks and bot level, or at a new one; the answer is that table. It starts when its last seat is taken; when `wait_seconds` pass first, bots of `bot_level` take the open seats and it starts (`bot_level` null: the table closes, quick_play_expired). Either way its events say match_found just before game_started. You wait at one table at a time (already_waiting). */
         post: operations["quickPlay"];
-        /**
-         * @description POST /quick-play: play as soon as possible. You are seated at the oldest table of your app
-         *     waiting with the same options, clocks and bot level, or at a new one; the answer is that table.
-         *     It starts when its last seat is taken; when `wait_seconds` pass first, bots of `bot_level`
-         *     take the open seats and it starts (`bot_level` null: the table closes, `quick_play_expired`).
-         *     Either way its events (and your player stream) say `match_found` just before `game_started`.
-         *     You wait at one table at a time (409 already_waiting). GET: the table where you wait (404
-         *     not_waiting). DELETE: leave the queue.
-         */
+        /** @description Leave the quick-play queue: give up your seat at the table where you wait (not_waiting). */
         delete: operations["leaveQuickPlay"];
         options?: never;
         head?: never;
@@ -317,7 +301,7 @@ export interface paths {
         /** @description GET /tables (filters: status, open_seats, mine) and POST /tables (create). */
         get: operations["listTables"];
         put?: never;
-        /** @description GET /tables (filters: status, open_seats, mine) and POST /tables (create). */
+        /** @description A new table: engine options, bots by seat, turn clocks (seconds; null: none), who may see it, and its spectators' delay. It starts at once when every seat is a bot. */
         post: operations["createTable"];
         delete?: never;
         options?: never;
@@ -351,7 +335,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /tables/{id}/abandon (app key): close an unfinished table for good. */
+        /** @description Close an unfinished table for good (app key). */
         post: operations["abandonTable"];
         delete?: never;
         options?: never;
@@ -368,12 +352,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /tables/{id}/actions: pass {"type":"pass","cards":[...]}, play {"type":"play","card":"QS"}
-         *     or moon {"type":"moon","choice":"add"}, for the caller's own seat. Headers: If-Match (the
-         *     version you saw) and Idempotency-Key (a retry with the same key never acts twice and gets
-         *     the first answer back).
-         */
+        /** @description Your seat's action: pass {type: pass, cards: [three cards]}, play {type: play, card: QS} or the moon choice {type: moon, choice: subtract or add}. A retry with the same idempotency key never acts twice and gets the first answer back. */
         post: operations["submitAction"];
         delete?: never;
         options?: never;
@@ -390,10 +369,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /tables/{id}/back: "I'm back". A seat marked away after timeouts is yours again (any
-         *     action of yours does the same); nothing changes when it was not away.
-         */
+        /** @description "I'm back": take your seat back after it was marked away after timeouts (any action of yours does the same); nothing changes when it was not away. */
         post: operations["reclaimSeat"];
         delete?: never;
         options?: never;
@@ -410,10 +386,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /tables/{id}/bots {level?, position?}: seat a bot (an app key or any player of the
-         *     table's app may).
-         */
+        /** @description Seat a bot of a level (random, basic, strong, expert, or ext:<name> for a bot the app brought): an app key or any player of the table's app may. */
         post: operations["addBot"];
         delete?: never;
         options?: never;
@@ -516,10 +489,7 @@ export interface paths {
          */
         get: operations["listInvites"];
         put?: never;
-        /**
-         * @description GET and POST /tables/{id}/invites: a table's live codes, or a new code (by a seated player
-         *     or the table's app; the table must be open).
-         */
+        /** @description A new invite code to an open table, by one of its seated players or its app. */
         post: operations["createInvite"];
         delete?: never;
         options?: never;
@@ -537,7 +507,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** @description DELETE /tables/{id}/invites/{code}: revoke a code for good. */
+        /** @description Revoke an invite code of a table for good (its seated players or its app). */
         delete: operations["revokeInvite"];
         options?: never;
         head?: never;
@@ -553,7 +523,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /tables/{id}/join {position?}: take a seat; the game starts when the table is full. */
+        /** @description Take a seat (the lowest open one unless `position` is given); a full table starts. A private table needs an invite code of it unless you were named. */
         post: operations["joinTable"];
         delete?: never;
         options?: never;
@@ -570,7 +540,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /tables/{id}/leave: give up your seat before the game starts. */
+        /** @description Give up your seat before the game starts. */
         post: operations["leaveTable"];
         delete?: never;
         options?: never;
@@ -607,13 +577,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /tables/{id}/rematch: after a finished game, ask for a rematch or accept the one asked
-         *     for. When every person at the table has (bots accept by themselves), a new table with the same
-         *     options, clocks and bots starts with the seats moved one place on; the answer's
-         *     `rematch.table` names it, and the table's events say `rematch_started`. Asking twice changes
-         *     nothing.
-         */
+        /** @description After a finished game: ask for a rematch, or accept the one asked for. When every person at the table has (bots accept by themselves), a new table with the same options, clocks and bots starts with the seats moved one place on; this table's `rematch.table` names it, and its events say `rematch_started`. Asking twice changes nothing. */
         post: operations["requestRematch"];
         delete?: never;
         options?: never;
@@ -647,10 +611,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /tables/{id}/start {fill_with?}: start now, with bots of level `fill_with` in every
-         *     open seat (a seated player or the app may start). A full table starts by itself.
-         */
+        /** @description Start now with bots of level `fill_with` in the open seats (a seated player or the app may start). A full table starts by itself. */
         post: operations["startTable"];
         delete?: never;
         options?: never;
@@ -706,7 +667,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /tokens/revoke: revoke the bearer token this request was made with. */
+        /** @description Revoke the player token this request is made with. */
         post: operations["revokeToken"];
         delete?: never;
         options?: never;
@@ -960,6 +921,7 @@ export interface components {
             expected_version?: number;
             /** @description Default: `"basic"`. */
             level?: components["schemas"]["SeatLevel"];
+            /** @description The seat, 0 first */
             position?: number;
         };
         AppOut: {
@@ -1070,12 +1032,21 @@ export interface components {
         };
         /** @description A guest player: only a name. */
         CreateGuestRequest: {
+            /** @description 1 to 64 characters */
             name: string;
+        };
+        /** @description A new invite code: how long it is valid and how many joins it allows (absent: no limit). */
+        CreateInviteInRequest: {
+            /** @description Seconds the code stays valid, 60 to 2,592,000 (absent: until revoked) */
+            expires_in?: number;
+            /** @description How many players may join with it, 1 to 1,000 (absent: any number) */
+            uses?: number;
         };
         /** @description A player of the app, with the app's own id for the user. */
         CreatePlayerRequest: {
+            /** @description 1 to 64 characters */
             name: string;
-            /** @description Default: `""`. */
+            /** @description Your own id for the user (at most 128 characters) Default: `""`. */
             external_id?: string;
         };
         /** @description A new table: its options, its turn clocks, and seats to fill with bots at once. */
@@ -1103,7 +1074,7 @@ export interface components {
              *     * `private` - private Default: `"public"`.
              */
             visibility?: components["schemas"]["VisibilityEnum"];
-            /** @description Players (of your app, or guests at a guest table) who may see and join it */
+            /** @description Players (of your app, or guests at a guest table) who may see and join it (at most 20) */
             invited?: number[];
             /** @description What players not seated at it see lags by (docs/streams.md#spectators) */
             spectator_delay?: {
@@ -1113,9 +1084,9 @@ export interface components {
             };
             /** @description Its finished game updates its people's ratings (docs/ratings.md; default false) Default: `false`. */
             rated?: boolean;
-            /** @description Milliseconds strong and expert bots think per move (null: their fixed budgets, which replay exactly for a seed; docs/bots-and-clocks.md#thinking-time) */
+            /** @description Milliseconds strong and expert bots think per move, 10 to 5,000 (null: their fixed budgets, which replay exactly for a seed; docs/bots-and-clocks.md#thinking-time) */
             bot_think_ms?: number | null;
-            /** @description Milliseconds before each bot card played (null: the server's default at tables with a person, 0 at bot-only tables; docs/bots-and-clocks.md#pace) */
+            /** @description Milliseconds before each bot card played, 0 to 2,000 (null: the server's default at tables with a person, 0 at bot-only tables; docs/bots-and-clocks.md#pace) */
             bot_pace_ms?: number | null;
         };
         /** @description A new webhook endpoint. */
@@ -1644,13 +1615,6 @@ export interface components {
             /** @description The code: shown once (only its hash is stored) */
             code: string;
         };
-        /** @description A new invite code: how long it is valid and how many joins it allows (absent: no limit). */
-        InviteInRequest: {
-            /** @description Seconds the code stays valid (absent: until revoked) */
-            expires_in?: number;
-            /** @description How many players may join with it (absent: any number) */
-            uses?: number;
-        };
         InviteListOut: {
             /** @description The codes still usable, oldest first */
             invites: components["schemas"]["InviteOut"][];
@@ -1672,12 +1636,14 @@ export interface components {
         };
         /** @description Take a seat at the code's table: the lowest open one, or `position`. */
         JoinByInviteInRequest: {
+            /** @description The seat, 0 first */
             position?: number;
         };
         /** @description Take a seat: the lowest open one, or `position`; `invite`: a code of this table. */
         JoinTableRequest: {
             /** @description The version you saw */
             expected_version?: number;
+            /** @description The seat, 0 first */
             position?: number;
             /** @description An invite code (a private table needs one unless named) */
             invite?: string;
@@ -1735,6 +1701,7 @@ export interface components {
         MeOutKindEnum: "guest" | "player" | "app";
         /** @description A moon action. */
         MoonActionRequest: {
+            /** @description The version you saw */
             expected_version?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1742,7 +1709,7 @@ export interface components {
              */
             type: "moon";
             /**
-             * @description moon choice
+             * @description moon: subtract or add
              *
              *     * `subtract` - subtract
              *     * `add` - add
@@ -1806,6 +1773,7 @@ export interface components {
         OmnibusCardEnum: "JD" | "TD";
         /** @description A pass action. */
         PassActionRequest: {
+            /** @description The version you saw */
             expected_version?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1863,6 +1831,7 @@ export interface components {
         PhaseEnum: "passing" | "playing" | "moon_choice" | "game_over";
         /** @description A play action. */
         PlayActionRequest: {
+            /** @description The version you saw */
             expected_version?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1899,9 +1868,9 @@ export interface components {
             options?: components["schemas"]["TableOptionsRequest"];
             /** @description Seconds for a pass, a play and a moon choice (null: none) */
             clocks?: components["schemas"]["ClocksRequest"];
-            /** @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires */
+            /** @description The level of the bots that fill the open seats when the wait is over (default basic); null: no bots, the request expires Default: `"basic"`. */
             bot_level?: components["schemas"]["SeatLevel"] | null;
-            /** @description How long to wait for people (default 20) */
+            /** @description Seconds to wait for people, 0 to 300 (default 20) Default: `20`. */
             wait_seconds?: number;
         };
         /**
@@ -4281,7 +4250,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key`, `invalid_seat` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_seat`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4308,7 +4277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `idempotency_key_reused`, `already_seated`, `seat_taken`, `table_full` */
+            /** @description Error codes: `already_seated`, `seat_taken`, `table_full`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4948,6 +4917,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
             429: {
                 headers: {
@@ -5182,6 +5160,15 @@ export interface operations {
             };
             /** @description Error codes: `not_waiting` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `idempotency_key_reused` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5647,7 +5634,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_action`, `invalid_card`, `invalid_seat` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_action`, `invalid_card`, `invalid_seat`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5871,7 +5858,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat`, `invalid_bot_level` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_seat`, `invalid_bot_level`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5898,7 +5885,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `stale_version`, `idempotency_key_reused`, `seat_taken`, `table_full` */
+            /** @description Error codes: `seat_taken`, `table_full`, `stale_version`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6305,7 +6292,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["InviteInRequest"];
+                "application/json": components["schemas"]["CreateInviteInRequest"];
             };
         };
         responses: {
@@ -6494,7 +6481,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_seat` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_seat`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6521,7 +6508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `stale_version`, `idempotency_key_reused`, `already_seated`, `seat_taken`, `table_full` */
+            /** @description Error codes: `already_seated`, `seat_taken`, `table_full`, `stale_version`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6636,7 +6623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `stale_version`, `idempotency_key_reused`, `not_seated` */
+            /** @description Error codes: `not_seated`, `stale_version`, `idempotency_key_reused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6845,7 +6832,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_seated`, `player_token_required`, `not_finished` */
+            /** @description Error codes: `not_seated`, `not_finished`, `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6967,7 +6954,7 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_version`, `invalid_idempotency_key`, `invalid_bot_level` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_bot_level`, `invalid_version`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;

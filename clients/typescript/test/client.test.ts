@@ -61,7 +61,7 @@ test("a lost answer and a 429 are retried with the same key", async () => {
     json(429, { code: "rate_limited", detail: "x" }, { "Retry-After": "0" }),
     json(200, TABLE),
   );
-  assert.deepEqual(await client(fetch).play(7, "QS", 12), TABLE);
+  assert.deepEqual(await client(fetch).tables.play(7, "QS", 12), TABLE);
   assert.equal(sent.length, 3);
   assert.equal(new Set(sent.map((r) => r.headers.get("Idempotency-Key"))).size, 1);
   assert.deepEqual(sent.map((r) => r.headers.get("If-Match")), ["12", "12", "12"]);
@@ -72,25 +72,25 @@ test("a lost answer and a 429 are retried with the same key", async () => {
 test("attempts are bounded and a long Retry-After is not waited for", async () => {
   const unavailable = (): Response => json(503, { code: "service_unavailable", detail: "db" });
   let { sent, fetch } = scripted(unavailable(), unavailable(), unavailable());
-  await assert.rejects(client(fetch).getTable(7), (e: unknown) => e instanceof RetryLater && e.code === "service_unavailable");
+  await assert.rejects(client(fetch).tables.get(7), (e: unknown) => e instanceof RetryLater && e.code === "service_unavailable");
   assert.equal(sent.length, 3);
   ({ sent, fetch } = scripted(json(429, { code: "rate_limited", detail: "x" }, { "Retry-After": "3600" })));
-  await assert.rejects(client(fetch).getTable(7), (e: unknown) => e instanceof RetryLater && e.retryAfter === 3600);
+  await assert.rejects(client(fetch).tables.get(7), (e: unknown) => e instanceof RetryLater && e.retryAfter === 3600);
   assert.equal(sent.length, 1);
 });
 
 test("stale_version: a join is retried at the current version, an action is raised", async () => {
   const stale = (): Response => json(409, { code: "stale_version", detail: "moved on", version: 14 });
   let { sent, fetch } = scripted(stale(), json(200, TABLE));
-  await client(fetch).join(7, 2, 12);
+  await client(fetch).tables.join(7, 2, 12);
   assert.deepEqual(sent.map((r) => r.headers.get("If-Match")), ["12", "14"]);
   assert.equal(sent[0]?.headers.get("Idempotency-Key"), sent[1]?.headers.get("Idempotency-Key"));
   ({ sent, fetch } = scripted(stale()));
-  await assert.rejects(client(fetch).play(7, "QS", 12), (e: unknown) => e instanceof StaleVersion && e.version === 14);
+  await assert.rejects(client(fetch).tables.play(7, "QS", 12), (e: unknown) => e instanceof StaleVersion && e.version === 14);
   assert.equal(sent.length, 1);
   ({ sent, fetch } = scripted(json(422, { code: "must_follow_suit", detail: "follow", suit: "H" })));
   await assert.rejects(
-    client(fetch).play(7, "QS"),
+    client(fetch).tables.play(7, "QS"),
     (e: unknown) => e instanceof HeartsError && e.code === "must_follow_suit" && e.body["suit"] === "H",
   );
 });
@@ -117,7 +117,7 @@ test("a stream resumes after a drop with Last-Event-ID and ends after table_fini
     sse(frame("7:0", { type: "card_played", seq: 7, hand: 1, seat: 2, card: "3C" }),
       frame("8:0", { type: "table_finished", seq: 8, hand: 1, status: "finished", winners: [0], totals: [0, 1, 2, 3] })),
   );
-  const stream = client(fetch).stream(7);
+  const stream = client(fetch).streams.table(7);
   const seen: StreamEvent[] = [];
   for await (const event of stream) seen.push(event);
   assert.deepEqual(seen.map((e) => e.type), ["state", "card_played", "card_played", "table_finished"]);
@@ -129,8 +129,8 @@ test("a stream resumes after a drop with Last-Event-ID and ends after table_fini
 test("a conditional read answers undefined while the table is unchanged", async () => {
   const { sent, fetch } = scripted(new Response(null, { status: 304 }), json(200, TABLE));
   const hearts = client(fetch);
-  assert.equal(await hearts.getTableIfChanged(7, 12), undefined);
-  assert.deepEqual(await hearts.getTableIfChanged(7, 12), TABLE);
+  assert.equal(await hearts.tables.getIfChanged(7, 12), undefined);
+  assert.deepEqual(await hearts.tables.getIfChanged(7, 12), TABLE);
   assert.deepEqual(sent.map((r) => r.headers.get("If-None-Match")), ['W/"12"', 'W/"12"']);
 });
 
@@ -152,12 +152,12 @@ test("ratings: rated tables, the leaderboard and a player's history in pages, ty
   };
   const { sent, fetch } = scripted(json(201, { ...TABLE, rated: true }), json(200, page), json(200, history));
   const hearts = client(fetch);
-  assert.equal((await hearts.createTable({ rated: true })).rated, true);
+  assert.equal((await hearts.tables.create({ rated: true })).rated, true);
   assert.deepEqual(await sent[0]?.json(), { options: {}, bots: {}, clocks: {}, rated: true });
-  const board = await hearts.leaderboard("classic-4", "abc");
+  const board = await hearts.ratings.leaderboard("classic-4", "abc");
   assert.equal(board.results[0]?.score, 3.4);
   assert.equal(sent[1]?.url, "http://hearts.test/api/v1/leaderboard?family=classic-4&cursor=abc");
-  await hearts.ratingHistory(3, { family: "classic-4" });
+  await hearts.ratings.history(3, { family: "classic-4" });
   assert.equal(sent[2]?.url, "http://hearts.test/api/v1/players/3/rating-history?family=classic-4");
   assert.equal(changed.changes[0]?.place, 1);
 });
@@ -165,8 +165,8 @@ test("ratings: rated tables, the leaderboard and a player's history in pages, ty
 test("createTable sends the bots' thinking time and pace only when given", async () => {
   const { sent, fetch } = scripted(json(201, TABLE), json(201, TABLE));
   const hearts = client(fetch);
-  await hearts.createTable({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
-  await hearts.createTable({ bots: { "1": "basic" } });
+  await hearts.tables.create({ bots: { "1": "expert" }, bot_think_ms: 500, bot_pace_ms: 0 });
+  await hearts.tables.create({ bots: { "1": "basic" } });
   const [timed, plain] = [await sent[0]?.json(), await sent[1]?.json()];
   assert.deepEqual(timed, { options: {}, bots: { "1": "expert" }, clocks: {}, bot_think_ms: 500, bot_pace_ms: 0 });
   assert.deepEqual(plain, { options: {}, bots: { "1": "basic" }, clocks: {} });
@@ -182,14 +182,14 @@ test("a tournament is created with its key kept on a retry, and its standings ar
   };
   const { sent, fetch } = scripted(new TypeError("fetch failed"), json(201, created), json(200, standings));
   const hearts = client(fetch);
-  const made = await hearts.createTournament({ entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
+  const made = await hearts.tournaments.create({ entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
   assert.deepEqual(made, created);
   assert.equal(sent.length, 2);
   const [first, retried] = sent;
   assert.ok(first && retried);
   assert.equal(first.headers.get("Idempotency-Key"), retried.headers.get("Idempotency-Key"));
   assert.deepEqual(await retried.json(), { entrants: [{ bot: "basic" }, { bot: "random" }], deal_sets: 2, seed: "7" });
-  const table = await hearts.tournamentStandings(3);
+  const table = await hearts.tournaments.standings(3);
   const best: number | undefined = table.entrants[0]?.relative_points;
   assert.equal(best, 1.5);
   assert.equal(new URL(sent[2]?.url ?? "").pathname, "/api/v1/tournaments/3/standings");
@@ -220,11 +220,11 @@ test("bots the app brings: registered, changed and rotated with typed bodies; ex
     new Response(null, { status: 204 }),
   );
   const c = client(fetch);
-  assert.equal((await c.registerBot({ name: "mine", url: bot.url, timeout_ms: 800 })).secret, "whsec_abc");
-  assert.equal((await c.updateBot(3, { timeout_ms: 1500 })).timeout_ms, 1500);
-  assert.deepEqual((await c.bots()).map((b) => b.level), ["ext:mine"]);
-  await c.addBot(7, "ext:mine", 1);
-  await c.deleteBot(3);
+  assert.equal((await c.bots.register({ name: "mine", url: bot.url, timeout_ms: 800 })).secret, "whsec_abc");
+  assert.equal((await c.bots.update(3, { timeout_ms: 1500 })).timeout_ms, 1500);
+  assert.deepEqual((await c.bots.list()).map((b) => b.level), ["ext:mine"]);
+  await c.tables.addBot(7, "ext:mine", 1);
+  await c.bots.delete(3);
   assert.deepEqual(
     sent.map((r) => `${r.method} ${new URL(r.url).pathname}`),
     ["POST /api/v1/bots", "PATCH /api/v1/bots/3", "GET /api/v1/bots", "POST /api/v1/tables/7/bots", "DELETE /api/v1/bots/3"],
@@ -233,4 +233,59 @@ test("bots the app brings: registered, changed and rotated with typed bodies; ex
   // Compile-time: a turn's view and legal actions are the document's.
   const turn: Pick<BotTurn, "type" | "seat"> = { type: "bot.turn", seat: 0 };
   assert.equal(turn.type, "bot.turn");
+});
+
+test("listAll follows the cursor pages, keeping the filters", async () => {
+  const row = { id: 1 };
+  const { sent, fetch } = scripted(
+    json(200, { next: "http://hearts.test/api/v1/tables?cursor=c2&status=open", previous: null, results: [row, row] }),
+    json(200, { next: null, previous: "x", results: [row] }),
+  );
+  const seen = [];
+  for await (const table of client(fetch).tables.listAll({ status: "open" })) seen.push(table);
+  assert.equal(seen.length, 3);
+  assert.deepEqual(
+    sent.map((r) => new URL(r.url).search),
+    ["?status=open", "?status=open&cursor=c2"],
+  );
+});
+
+test("webhooks and hands: each method sends its operation", async () => {
+  const hook = { id: 5, url: "https://x/hook", event_types: ["*"], description: "", active: true, secret: "whsec_a" };
+  const delivery = { id: "d1", status: "pending" };
+  const { sent, fetch } = scripted(
+    json(201, hook),
+    json(200, { results: [hook] }),
+    json(200, hook),
+    json(200, { next: null, previous: null, results: [delivery] }),
+    json(202, delivery),
+    new Response(null, { status: 204 }),
+    json(200, { hands: [{ number: 1 }] }),
+    json(200, { number: 1, moves: [] }),
+  );
+  const hearts = client(fetch);
+  assert.equal((await hearts.webhooks.create({ url: hook.url })).secret, "whsec_a");
+  assert.equal((await hearts.webhooks.list())[0]?.id, 5);
+  await hearts.webhooks.update(5, { active: false });
+  const deliveries = [];
+  for await (const d of hearts.webhooks.deliveriesAll(5, { status: "pending" })) deliveries.push(d.id);
+  assert.deepEqual(deliveries, ["d1"]);
+  assert.equal((await hearts.webhooks.redeliver(5, "d1")).status, "pending");
+  await hearts.webhooks.delete(5);
+  assert.equal((await hearts.hands.list(7))[0]?.number, 1);
+  assert.equal((await hearts.hands.get(7, 1)).number, 1);
+  assert.deepEqual(
+    sent.map((r) => `${r.method} ${new URL(r.url).pathname}${new URL(r.url).search}`),
+    [
+      "POST /api/v1/webhooks",
+      "GET /api/v1/webhooks",
+      "PATCH /api/v1/webhooks/5",
+      "GET /api/v1/webhooks/5/deliveries?status=pending",
+      "POST /api/v1/webhooks/5/deliveries/d1/redeliver",
+      "DELETE /api/v1/webhooks/5",
+      "GET /api/v1/tables/7/hands",
+      "GET /api/v1/tables/7/hands/1",
+    ],
+  );
+  assert.ok(sent.filter((r) => r.method !== "GET").every((r) => r.headers.get("Idempotency-Key")));
 });
