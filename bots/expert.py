@@ -4,7 +4,7 @@ Tree Search, the root played on common worlds), with rollouts and a pass that kn
 Rollouts (`smart_card`, `ROLLOUT`): the strong level's rules refined by the cards still out, as
 the table has seen them (the queen flushed with low spades, the safest lead, the highest card shed
 on a clean last trick, the queen and the spades above it shed first, the Omnibus bonus taken and
-kept). Against strong at 300 iterations they were worth 0.58 points per hand (bench/README.md).
+kept). Against strong at 300 iterations they were worth 0.58 points per hand (bench/HISTORY.md).
 
 Worlds (bots/sampling.py, at every table size and with two packs): the first determinization is
 drawn and the hand so far replayed in the engine; the others deal the unseen cards again among the
@@ -21,7 +21,7 @@ policy, and this seat's later cards are chosen by UCB1 with availability counts 
 has been reached EXPAND_AT times (the policy's card before that). Each iteration plays the hand
 out and scores each seat by its points against the mean of the others, so a moon is valued as the
 rule scores it (the shooter 26 ahead of everyone). The textbook SO-ISMCTS (UCB1 at every node,
-every seat's choices in the tree) measured worse (bench/README.md) and is no longer kept.
+every seat's choices in the tree) measured worse (bench/HISTORY.md) and is no longer kept.
 
 Moon:
 - defence: in the tree and the rollouts, a seat that alone holds the penalty cards taken so far,
@@ -39,8 +39,8 @@ Effort is a number of iterations (rollouts) by default, so a seed replays the sa
 ITERATIONS per card and per pass by default, or the HEARTS_EXPERT_ITERATIONS environment variable:
 PLAY_ITERATIONS is the setting for up to about a second per move in play. Going from 150 to 300
 iterations bought a measured 0.4 points per hand against strong, and from 300 to 600 about 0.35
-more (bench/README.md). The default, 1,200, is about as fast compiled (mypyc, setup.py: about 35 ms
-per move) as 600 were interpreted; interpreted it takes about three times as long.
+more (bench/HISTORY.md). The default, 1,200, is faster compiled (mypyc, setup.py: about 70 ms a
+move) than 600 were interpreted (about 100 ms); interpreted it takes about three times as long.
 A table may give its bots a thinking time instead (`bot_think_ms`): then `deadline` replaces the
 budget, and each round of the search takes its share of the time left, checked between worlds;
 such decisions depend on the machine's speed, so only a fixed budget replays exactly.

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
+from games import paging
 from games.errors import ServiceError
 from games.models import App, Player, Rating, RatingChange
 
@@ -45,7 +46,7 @@ class BotRating:
 # Published in docs/ratings.md; the same in every family. basic is level with a new player (MU);
 # random sits below it by the gap bench/ratings.py measures in real games (basic wins 99% of them),
 # strong and expert above it by the points per hand they gain on the level below (bots.tournament,
-# bench/README.md) at the same mu per point. The small sigma says they are known: a person's result
+# bench/HISTORY.md) at the same mu per point. The small sigma says they are known: a person's result
 # against a bot moves the person; the bot is never updated.
 BOT_RATINGS: Final[dict[str, BotRating]] = {
     "random": BotRating(-13.0, 1.0),
@@ -101,6 +102,10 @@ def ratings_of(app: App | None, player_id: int) -> dict[str, Any]:
     return {"player": player.pk, "name": player.name, "ratings": [rating_body(r) for r in rows]}
 
 
+LEADERBOARD_PAGES = paging.Keyset("rating", ("-score", "id"), (float, int))  # best first (games/paging.py)
+HISTORY_PAGES = paging.Keyset("change", ("-id",), (int,))  # newest first
+
+
 def leaderboard(app: App | None, family: object) -> QuerySet[Rating]:
     """The app's ratings in one family, best conservative score first (pages: the adapters)."""
     return (
@@ -137,24 +142,3 @@ def change_body(change: RatingChange) -> dict[str, Any]:
 def bots_body() -> list[dict[str, Any]]:
     """The bots' published ratings."""
     return [{"level": k, "mu": b.mu, "sigma": b.sigma, "score": b.score} for k, b in BOT_RATINGS.items()]
-
-
-def leaderboard_page(
-    app: App | None, family: object, after: tuple[float, int] | None, count: int
-) -> list[Rating]:
-    """Up to `count` leaderboard rows after the row (score, id) of a previous page (keyset pages)."""
-    rows = leaderboard(app, family)
-    if after is not None:
-        score, row_id = after
-        rows = rows.filter(Q(score__lt=score) | Q(score=score, id__gt=row_id))
-    return list(rows[:count])
-
-
-def history_page(
-    app: App | None, player_id: int, family: object, before: int | None, count: int
-) -> list[RatingChange]:
-    """Up to `count` of a player's rating changes older than the change `before` (keyset pages)."""
-    changes = history(app, player_id, family)
-    if before is not None:
-        changes = changes.filter(id__lt=before)
-    return list(changes[:count])

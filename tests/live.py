@@ -23,7 +23,7 @@ from tests.conftest import REPLAYED_TABLES, celery_eager
 # them equal): a dead peer is found within 20 s; no permessage-deflate (compressing each small event
 # was a third of the event loop's time with 2,000 subscriptions); the websockets library's own
 # implementation, whose pings cost a fraction of uvicorn's sans-I/O one's (p99 delivery 21 ms against
-# 97 ms with 2,000 subscriptions: bench/README.md, subscriptions.py).
+# 97 ms with 2,000 subscriptions: bench/HISTORY.md, subscriptions.py).
 WS_FLAG_LINE = "--ws websockets --ws-ping-interval 10 --ws-ping-timeout 5 --ws-per-message-deflate false"
 WS_FLAGS = WS_FLAG_LINE.split()
 GAME_LANES = "clocks,people,bots"  # every lane but webhooks: one worker for the game's tasks
