@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from games import bot_timing
+from games import bot_timing, paging
 from games.accounts import Principal
 from games.engine import Options, State, action_from_dict, state_from_dict, view
 from games.errors import ServiceError
@@ -100,12 +100,7 @@ def filtered_tables(
     return tables
 
 
-def tables_before(tables: QuerySet[Table], before_id: int | None, count: int) -> list[Table]:
-    """Up to `count` of these tables, newest first, with ids below `before_id` (a keyset page)."""
-    tables = tables.order_by("-id")
-    if before_id is not None:
-        tables = tables.filter(pk__lt=before_id)
-    return list(tables[:count])
+TABLE_PAGES = paging.Keyset("table", ("-id",), (int,))  # tables newest first (games/paging.py)
 
 
 def moves_from(table: Table, first: int, limit: int = PAGE, upto: int | None = None) -> list[Move]:

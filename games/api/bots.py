@@ -9,55 +9,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from drf_spectacular.utils import extend_schema_serializer
+from django.http.response import HttpResponseBase
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from games import extbots
+from games import operations as ops
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.run import documented
-from games.api.webhooks import StrictBooleanField
+from games.api.run import documented, perform
 from games.errors import Code
-from games.operations.fields import EmptyIn, StrictCharField, StrictIntegerField, StrictSerializer, validated
+from games.operations.bots import DENIED
 
 if TYPE_CHECKING:  # types only: the queries are in games.extbots
     from games.models import App
 
 F = serializers
-_LOW, _HIGH = extbots.TIMEOUT_LIMITS
 
 # -- schemas --------------------------------------------------------------------------------
-
-
-@extend_schema_serializer(component_name="RegisterBot")
-class BotIn(StrictSerializer):
-    """A new bot endpoint."""
-
-    name = StrictCharField(
-        max_length=40,
-        help_text="Seats name the bot as the level ext:<name>: 1 to 40 letters, digits, _ or -, "
-        "unique in the app",
-    )
-    url = StrictCharField(help_text="Where the seat's turns are POSTed: an absolute http(s) URL")
-    timeout_ms = StrictIntegerField(
-        required=False,
-        default=extbots.TIMEOUT_DEFAULT,
-        help_text=f"How long one move may take, {_LOW} to {_HIGH} ms (default {extbots.TIMEOUT_DEFAULT}); "
-        "later, the basic bot moves instead",
-    )
-
-
-@extend_schema_serializer(component_name="UpdateBot")
-class BotPatchIn(StrictSerializer):
-    """The fields of a bot endpoint to change; the others stay."""
-
-    name = StrictCharField(required=False, max_length=40)
-    url = StrictCharField(required=False)
-    timeout_ms = StrictIntegerField(required=False)
-    enabled = StrictBooleanField(required=False, help_text="false: not called, its seats' moves fall back")
 
 
 class FallbacksOut(F.Serializer):
@@ -100,13 +71,12 @@ class BotListOut(F.Serializer):
 
 _APP = (Code.app_key_required,)
 _ONE = (*_APP, Code.not_found)
-_INPUT = (Code.invalid_url, Code.bot_name_taken)
 
 
 def _app(request: Request) -> App:
     principal = request.user
     assert isinstance(principal, Principal)
-    return principal.require_app("bots are registered with an app key")
+    return principal.require_app(DENIED)
 
 
 class BotsView(APIView):
@@ -119,14 +89,9 @@ class BotsView(APIView):
     def get(self, request: Request) -> Response:
         return Response({"results": [extbots.body(e) for e in extbots.endpoints_of(_app(request))]})
 
-    @documented(
-        op="registerBot", tag="bots", ok=BotSecretOut, request=BotIn, status=201, errors=(*_APP, *_INPUT)
-    )
-    def post(self, request: Request) -> Response:
-        app = _app(request)
-        data = validated(BotIn, request.data)
-        endpoint, secret = extbots.endpoint_create(app=app, **data)
-        return Response({**extbots.body(endpoint), "secret": secret}, status=201)
+    @documented(ops.REGISTER_BOT, tag="bots", ok=BotSecretOut, status=201)
+    def post(self, request: Request) -> HttpResponseBase:
+        return perform(request, ops.REGISTER_BOT, 201)
 
 
 class BotView(APIView):
@@ -138,16 +103,13 @@ class BotView(APIView):
     def get(self, request: Request, bot_id: int) -> Response:
         return Response(extbots.body(extbots.endpoint_of(_app(request), bot_id)))
 
-    @documented(op="updateBot", tag="bots", ok=BotOut, request=BotPatchIn, errors=(*_ONE, *_INPUT))
-    def patch(self, request: Request, bot_id: int) -> Response:
-        endpoint = extbots.endpoint_of(_app(request), bot_id)
-        data = validated(BotPatchIn, request.data)
-        return Response(extbots.body(extbots.endpoint_update(endpoint, data)))
+    @documented(ops.UPDATE_BOT, tag="bots", ok=BotOut)
+    def patch(self, request: Request, bot_id: int) -> HttpResponseBase:
+        return perform(request, ops.UPDATE_BOT, bot_id=bot_id)
 
-    @documented(op="deleteBot", tag="bots", ok=None, status=204, errors=_ONE)
-    def delete(self, request: Request, bot_id: int) -> Response:
-        extbots.endpoint_delete(extbots.endpoint_of(_app(request), bot_id))
-        return Response(status=204)
+    @documented(ops.DELETE_BOT, tag="bots", ok=None, status=204, body=False)
+    def delete(self, request: Request, bot_id: int) -> HttpResponseBase:
+        return perform(request, ops.DELETE_BOT, 204, body=False, bot_id=bot_id)
 
 
 class BotSecretView(APIView):
@@ -155,9 +117,6 @@ class BotSecretView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="rotateBotSecret", tag="bots", ok=BotSecretOut, request=EmptyIn, errors=_ONE)
-    def post(self, request: Request, bot_id: int) -> Response:
-        validated(EmptyIn, request.data)
-        endpoint = extbots.endpoint_of(_app(request), bot_id)
-        secret = extbots.secret_rotate(endpoint)
-        return Response({**extbots.body(endpoint), "secret": secret})
+    @documented(ops.ROTATE_BOT_SECRET, tag="bots", ok=BotSecretOut)
+    def post(self, request: Request, bot_id: int) -> HttpResponseBase:
+        return perform(request, ops.ROTATE_BOT_SECRET, bot_id=bot_id)

@@ -13,8 +13,7 @@ from rest_framework.views import APIView
 
 from games import ratings
 from games.api.auth import IsPrincipal
-from games.api.pagination import CheckedCursorPagination
-from games.api.run import documented, principal_of
+from games.api.run import CURSOR, documented, paged, principal_of
 from games.errors import Code
 
 FAMILIES = list(ratings.FAMILIES)
@@ -91,18 +90,7 @@ class RatingHistoryPageOut(F.Serializer[Any]):
     results = RatingChangeOut(many=True, help_text="Newest first")
 
 
-class LeaderboardPagination(CheckedCursorPagination):
-    ordering = ("-score", "id")
-    page_size = 20
-
-
-class HistoryPagination(CheckedCursorPagination):
-    ordering = "-id"
-    page_size = 20
-
-
 _FAMILY = OpenApiParameter("family", str, enum=FAMILIES, description="A family (GET /ratings lists them)")
-_CURSOR = OpenApiParameter("cursor", str, description="The next or previous link's cursor")
 
 
 class RatingSystemView(APIView):
@@ -133,16 +121,13 @@ class LeaderboardView(APIView):
         op="getLeaderboard",
         tag="ratings",
         ok=LeaderboardPageOut,
-        params=[_FAMILY, _CURSOR],
+        params=[_FAMILY, CURSOR],
         errors=(Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request) -> Response:
         principal = principal_of(request)
         rows = ratings.leaderboard(principal.app, request.query_params.get("family"))
-        paginator = LeaderboardPagination()
-        page = paginator.paginate_queryset(rows, request, view=self)
-        assert page is not None
-        return paginator.get_paginated_response([ratings.rating_body(r) for r in page])
+        return paged(request, rows, ratings.LEADERBOARD_PAGES, ratings.rating_body)
 
 
 class PlayerRatingsView(APIView):
@@ -164,13 +149,10 @@ class RatingHistoryView(APIView):
         op="getRatingHistory",
         tag="ratings",
         ok=RatingHistoryPageOut,
-        params=[_FAMILY, _CURSOR],
+        params=[_FAMILY, CURSOR],
         errors=(Code.not_found, Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request, player_id: int) -> Response:
         principal = principal_of(request)
         changes = ratings.history(principal.app, player_id, request.query_params.get("family"))
-        paginator = HistoryPagination()
-        page = paginator.paginate_queryset(changes, request, view=self)
-        assert page is not None
-        return paginator.get_paginated_response([ratings.change_body(c) for c in page])
+        return paged(request, changes, ratings.HISTORY_PAGES, ratings.change_body)

@@ -13,8 +13,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
-from games import reads, services
+from games import paging, reads, services
 from games.accounts import Principal
 from games.api import schemas
 from games.errors import Code, ServiceError
@@ -141,13 +142,20 @@ def documented(
 
 
 def perform(
-    request: Request, operation: Operation, status: int = 200, *, body: bool = True, **path: Any
+    request: Request,
+    operation: Operation,
+    status: int = 200,
+    *,
+    body: bool = True,
+    then: Callable[[Principal, Any], Any] | None = None,
+    **path: Any,
 ) -> HttpResponseBase:
     """Run `operation` for this request: who calls (refused before the body is read when the
     operation is not theirs), the body checked by its input (`body=False`: none is read, as for a
     DELETE, whatever Content-Type says), the path's values, If-Match, the Idempotency-Key. A table's
     change answers the caller's view of the table (or a repeated key's first answer); anything
-    else, the operation's answer as it is (None: no body)."""
+    else, the operation's answer as it is (None: no body), or as `then(principal, answer)` makes it
+    (REST's own shape of an answer, as PATCH me answers GET me's body)."""
     principal = None if operation.access is Access.ANYONE else principal_of(request)
     if principal is not None:
         operation.allowed(principal)
@@ -162,6 +170,9 @@ def perform(
     if isinstance(out, services.Outcome):
         assert principal is not None
         return table_answer(principal, out, status)
+    if then is not None:
+        assert principal is not None
+        out = then(principal, out)
     return Response(out, status=status)
 
 
@@ -175,3 +186,21 @@ def table_answer(principal: Principal, out: services.Outcome, status: int) -> Ht
         return response
     assert out.table is not None
     return Response(reads.table_body(out.table, principal, out.state), status=status)
+
+
+CURSOR = OpenApiParameter("cursor", str, description="The `next` or `previous` link's cursor (opaque)")
+
+
+def paged(request: Request, rows: Any, keyset: paging.Keyset, body: Callable[[Any], Any]) -> Response:
+    """A page of `rows` as REST answers a list: `results` (each row through `body`) and the `next`
+    and `previous` links (null at either end), whose `cursor` is games.paging's, the same as
+    GraphQL's `after`."""
+    page = paging.paginate(rows, keyset, request.query_params.get("cursor"))
+    url = request.build_absolute_uri()
+
+    def link(cursor: str | None) -> str | None:
+        return None if cursor is None else replace_query_param(url, "cursor", cursor)
+
+    return Response(
+        {"next": link(page.next), "previous": link(page.previous), "results": [body(r) for r in page.rows]}
+    )

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import urlencode
+from typing import TYPE_CHECKING, Any
 
+from django.http.response import HttpResponseBase
 from rest_framework import serializers as F
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import accounts, messages, reads
+from games import messages, reads
+from games import operations as ops
 from games.accounts import Principal
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.run import documented
-from games.errors import Code
-from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer, validated
+from games.api.run import documented, perform, principal_of
+
+if TYPE_CHECKING:  # types only: the adapters never touch the ORM
+    from games.models import Player
 
 MY_TABLES = 100  # most tables listed by GET me (GET tables?mine=true lists them all)
 
@@ -51,30 +53,6 @@ class MeOut(F.Serializer):
     )
 
 
-class MeIn(StrictSerializer):
-    """What a player may change about themselves: the language of their error details."""
-
-    language = StrictCharField(
-        required=False,
-        allow_blank=True,
-        help_text="en, mi, eu, ms or ky: error details in that language, whatever Accept-Language "
-        "says; empty: follow Accept-Language again. Another value: 400 invalid_language",
-    )
-
-
-def principal_of(request: Request) -> Principal:
-    user = request.user
-    assert isinstance(user, Principal)
-    return user
-
-
-def _ticket(request: Request, principal: Principal, stream: str, path: str) -> Response:
-    validated(EmptyIn, request.data)
-    ticket, expires = accounts.stream_ticket(principal, stream)
-    url = request.build_absolute_uri(f"{path}?{urlencode({'ticket': ticket})}")
-    return Response({"ticket": ticket, "expires_at": expires.isoformat(), "url": url}, status=201)
-
-
 class TableStreamTicketView(APIView):
     """POST /tables/{id}/stream-tickets: a ticket that opens this table's event stream as the
     caller (their seat's view, or a spectator's) for a client that cannot send an Authorization
@@ -83,18 +61,15 @@ class TableStreamTicketView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(
-        op="createTableStreamTicket",
-        tag="streams",
-        ok=StreamTicketOut,
-        request=EmptyIn,
-        status=201,
-        errors=(Code.not_found,),
-    )
-    def post(self, request: Request, table_id: int) -> Response:
-        principal = principal_of(request)
-        reads.table_for(principal, table_id)  # a table the caller cannot see: 404, no ticket
-        return _ticket(request, principal, f"table:{table_id}", f"/api/v1/tables/{table_id}/stream")
+    @documented(ops.CREATE_TABLE_STREAM_TICKET, tag="streams", ok=StreamTicketOut, status=201)
+    def post(self, request: Request, table_id: int) -> HttpResponseBase:
+        return perform(
+            request,
+            ops.CREATE_TABLE_STREAM_TICKET,
+            201,
+            table_id=table_id,
+            absolute_uri=request.build_absolute_uri,
+        )
 
 
 class PlayerStreamTicketView(APIView):
@@ -103,18 +78,9 @@ class PlayerStreamTicketView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(
-        op="createPlayerStreamTicket",
-        tag="streams",
-        ok=StreamTicketOut,
-        request=EmptyIn,
-        status=201,
-        errors=(Code.player_token_required,),
-    )
-    def post(self, request: Request) -> Response:
-        principal = principal_of(request)
-        principal.require_player("a player stream needs a player's token")
-        return _ticket(request, principal, "me", "/api/v1/me/stream")
+    @documented(ops.CREATE_PLAYER_STREAM_TICKET, tag="streams", ok=StreamTicketOut, status=201)
+    def post(self, request: Request) -> HttpResponseBase:
+        return perform(request, ops.CREATE_PLAYER_STREAM_TICKET, 201, absolute_uri=request.build_absolute_uri)
 
 
 class MeView(APIView):
@@ -127,21 +93,13 @@ class MeView(APIView):
     def get(self, request: Request) -> Response:
         return Response(_me(principal_of(request)))
 
-    @documented(
-        op="updateMe",
-        tag="players",
-        ok=MeOut,
-        request=MeIn,
-        errors=(Code.invalid_language, Code.player_token_required),
-    )
-    def patch(self, request: Request) -> Response:
-        principal = principal_of(request)
-        player = principal.require_player("only a player has a language: use a player's token")
-        data = validated(MeIn, request.data)
-        if "language" in data:
-            accounts.set_language(player, data["language"])
-            messages.changed(request._request, player.language)
-        return Response(_me(principal))
+    @documented(ops.UPDATE_ME, tag="players", ok=MeOut)
+    def patch(self, request: Request) -> HttpResponseBase:
+        def me(principal: Principal, player: Player) -> dict[str, Any]:
+            messages.changed(request._request, player.language)  # this answer in the new language
+            return _me(principal)
+
+        return perform(request, ops.UPDATE_ME, then=me)
 
 
 def _me(principal: Principal) -> dict[str, Any]:

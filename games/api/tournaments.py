@@ -3,72 +3,25 @@ its tables. The tables themselves are ordinary tables: read, stream and export t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from rest_framework import serializers as F
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bots import LEVELS
-from games import services, standings
+from games import operations as ops
+from games import standings
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.run import IDEMPOTENCY, documented
+from games.api.run import documented, perform
 from games.api.schemas import ClocksOut, TableOptionsOut
 from games.errors import Code
-from games.operations.base import IDEMPOTENCY_CODES
-from games.operations.fields import (
-    ClocksField,
-    OptionsField,
-    StrictCharField,
-    StrictIntegerField,
-    StrictSerializer,
-    validated,
-)
-from games.services import MAX_DEAL_SETS, MAX_SEED
+from games.operations.tournaments import DENIED
 
 if TYPE_CHECKING:  # types only: the queries are in games.standings
     from games.models import App
-
-_LEVELS = ", ".join(LEVELS)
-
-
-class EntrantIn(F.Serializer):
-    """One entrant: a player of the app, or a bot level (exactly one of the two)."""
-
-    player = StrictIntegerField(required=False, help_text="A player of the app")
-    bot = StrictCharField(required=False, help_text=f"A bot level: {_LEVELS}")
-
-    def to_internal_value(self, data: Any) -> Any:
-        """Closed, as every request body: another key is refused, not dropped."""
-        if isinstance(data, dict) and set(data) - set(self.fields):
-            unknown = ", ".join(sorted(map(str, set(data) - set(self.fields))))
-            raise F.ValidationError(f"an entrant has player or bot, not {unknown}")
-        return super().to_internal_value(data)
-
-
-class TournamentIn(StrictSerializer):
-    """A new duplicate tournament (docs/tournaments.md)."""
-
-    name = StrictCharField(required=False, default="", allow_blank=True, max_length=100)
-    entrants = EntrantIn(
-        many=True,
-        help_text="2 to `players` entrants; with fewer than `players`, the last one (a bot) fills the "
-        "other seats",
-    )
-    deal_sets = StrictIntegerField(
-        help_text=f"Deal sets (each one hand, played once per rotation): 1 to {MAX_DEAL_SETS}"
-    )
-    options = OptionsField(required=False, help_text="The tables' options (not first_hand nor hands)")
-    clocks = ClocksField(required=False, help_text="Turn clocks of the tables with people")
-    seed = StrictCharField(
-        required=False,
-        max_length=MAX_SEED,
-        help_text="Reproducible deals: the same as `python -m bots.tournament --seed` (absent: secret)",
-    )
 
 
 class EntrantOut(F.Serializer):
@@ -136,7 +89,7 @@ _ONE = (*_APP, Code.not_found)
 def _app(request: Request) -> App:
     principal = request.user
     assert isinstance(principal, Principal)
-    return principal.require_app("tournaments are run with an app key")
+    return principal.require_app(DENIED)
 
 
 class TournamentsView(APIView):
@@ -149,32 +102,9 @@ class TournamentsView(APIView):
         found = standings.tournaments_of(_app(request))[:100]
         return Response({"results": [standings.body(t) for t in found]})
 
-    @documented(
-        op="createTournament",
-        tag="tournaments",
-        ok=TournamentOut,
-        request=TournamentIn,
-        status=201,
-        params=[IDEMPOTENCY],
-        errors=(*_APP, *IDEMPOTENCY_CODES, Code.invalid_option, Code.invalid_clock, Code.invalid_bot_level),
-    )
+    @documented(ops.CREATE_TOURNAMENT, tag="tournaments", ok=TournamentOut, status=201)
     def post(self, request: Request) -> HttpResponseBase:
-        app = _app(request)
-        data = validated(TournamentIn, request.data)
-        key = request.headers.get("Idempotency-Key")
-        idempotency = None
-        if key is not None:
-            principal = request.user
-            assert isinstance(principal, Principal)
-            what = services.Idempotency.fingerprint_of(f"POST {request.path}", request.data)
-            idempotency = services.Idempotency(principal.owner, key, what, services.created_answer)
-        out = services.tournament_create(app=app, idempotency=idempotency, **data)
-        if out.response is not None:
-            code, body = out.response
-            response = HttpResponse(body, status=code, content_type="application/json")
-            response["Idempotent-Replayed"] = "true" if out.replayed else "false"
-            return response
-        return Response(standings.body(out.made), status=201)
+        return perform(request, ops.CREATE_TOURNAMENT, 201)
 
 
 class TournamentView(APIView):

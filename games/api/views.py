@@ -24,15 +24,24 @@ from games import accounts, reads, services
 from games import operations as ops
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.pagination import CheckedCursorPagination
-from games.api.run import AFTER, ETAG, IF_NONE_MATCH, after_of, documented, perform, principal_of
+from games.api.run import (
+    AFTER,
+    CURSOR,
+    ETAG,
+    IF_NONE_MATCH,
+    after_of,
+    documented,
+    paged,
+    perform,
+    principal_of,
+)
 from games.engine.state import PASS_COUNT
 from games.errors import Code, ServiceError
 from games.operations.fields import StrictChoiceField, StrictSerializer
 from games.operations.tables import ActionIn
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads, games.services, games.accounts
-    pass
+    from games.models import Table
 
 
 def _variant(kind: str) -> type[StrictSerializer]:
@@ -103,11 +112,6 @@ class TokenRevokeView(APIView):
         return perform(request, ops.REVOKE_TOKEN, 204, bearer=bearer)
 
 
-class TablePagination(CheckedCursorPagination):
-    ordering = "-created_at"
-    page_size = 20
-
-
 class TablesView(APIView):
     """GET /tables (filters: status, open_seats, mine) and POST /tables (create)."""
 
@@ -121,7 +125,7 @@ class TablesView(APIView):
             OpenApiParameter("status", str, enum=list(reads.TABLE_STATUSES)),
             OpenApiParameter("open_seats", bool),
             OpenApiParameter("mine", bool),
-            OpenApiParameter("cursor", str),
+            CURSOR,
         ],
         errors=(Code.invalid_filter, Code.invalid_cursor),
     )
@@ -133,28 +137,26 @@ class TablesView(APIView):
             open_seats=_flag(request, "open_seats"),
             mine=_flag(request, "mine"),
         )
-        paginator = TablePagination()
-        page = paginator.paginate_queryset(tables, request, view=self)
-        assert page is not None
-        rows = [
-            {
-                "id": t.pk,
-                "status": t.status,
-                "version": t.version,
-                "options": t.options,
-                "hand_number": t.hand_number,
-                "deadline": reads.iso(t.deadline),
-                "seats": t.seating,
-                "open_seats": sum(1 for s in t.seating if s["player"] is None and s["bot"] is None),
-                "visibility": t.visibility,
-            }
-            for t in page
-        ]
-        return paginator.get_paginated_response(rows)
+        return paged(request, tables, reads.TABLE_PAGES, _row)
 
     @documented(ops.CREATE_TABLE, tag="tables", ok=schemas.TableOut, status=201)
     def post(self, request: Request) -> HttpResponseBase:
         return perform(request, ops.CREATE_TABLE, 201)
+
+
+def _row(t: Table) -> dict[str, Any]:
+    """A table as the list shows it."""
+    return {
+        "id": t.pk,
+        "status": t.status,
+        "version": t.version,
+        "options": t.options,
+        "hand_number": t.hand_number,
+        "deadline": reads.iso(t.deadline),
+        "seats": t.seating,
+        "open_seats": sum(1 for s in t.seating if s["player"] is None and s["bot"] is None),
+        "visibility": t.visibility,
+    }
 
 
 def _flag(request: Request, name: str) -> bool:

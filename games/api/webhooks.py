@@ -8,21 +8,22 @@ shown once and must not be stored."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
+from django.http.response import HttpResponseBase
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from games import operations as ops
 from games import webhooks
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.pagination import CheckedCursorPagination
-from games.api.run import documented
+from games.api.run import CURSOR, documented, paged, perform
 from games.errors import Code
-from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer, validated
+from games.operations.webhooks import DENIED
 
 if TYPE_CHECKING:  # types only: the queries are in games.webhooks
     from games.models import App
@@ -30,42 +31,6 @@ if TYPE_CHECKING:  # types only: the queries are in games.webhooks
 F = serializers
 
 # -- schemas --------------------------------------------------------------------------------
-
-
-@extend_schema_serializer(component_name="CreateWebhook")
-class WebhookIn(StrictSerializer):
-    """A new webhook endpoint."""
-
-    url = StrictCharField(
-        help_text="Where deliveries are POSTed: an absolute http(s) URL of at most 2000 characters"
-    )
-    event_types = F.ListField(
-        child=StrictCharField(max_length=64),
-        max_length=100,
-        required=False,
-        default=["*"],
-        help_text='Public event types to receive (see docs/webhooks.md), or ["*"] for all of them',
-    )
-    description = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
-
-
-class StrictBooleanField(F.BooleanField):
-    """true or false, and only those (no "yes", no 1)."""
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
-
-
-@extend_schema_serializer(component_name="UpdateWebhook")
-class WebhookPatchIn(StrictSerializer):
-    """The fields of an endpoint to change; the others stay."""
-
-    url = StrictCharField(required=False)
-    event_types = F.ListField(child=StrictCharField(max_length=64), max_length=100, required=False)
-    description = StrictCharField(max_length=200, required=False, allow_blank=True)
-    active = StrictBooleanField(required=False, help_text="false: no new deliveries; pending ones fail")
 
 
 class WebhookOut(F.Serializer):
@@ -140,7 +105,7 @@ def _app(request: Request) -> App:
     """The calling app; a player token is refused with `app_key_required`."""
     principal = request.user
     assert isinstance(principal, Principal)
-    return principal.require_app("webhooks are managed with an app key")
+    return principal.require_app(DENIED)
 
 
 class WebhooksView(APIView):
@@ -154,19 +119,9 @@ class WebhooksView(APIView):
         endpoints = webhooks.endpoints_of(_app(request))
         return Response({"results": [webhook_body(e) for e in endpoints]})
 
-    @documented(
-        op="createWebhook",
-        tag="webhooks",
-        ok=WebhookSecretOut,
-        request=WebhookIn,
-        status=201,
-        errors=(*_APP, Code.invalid_url, Code.invalid_event_type, Code.too_many_webhooks),
-    )
-    def post(self, request: Request) -> Response:
-        app = _app(request)
-        data = validated(WebhookIn, request.data)
-        endpoint, secret = webhooks.endpoint_create(app=app, **data)
-        return Response({**webhook_body(endpoint), "secret": secret}, status=201)
+    @documented(ops.CREATE_WEBHOOK, tag="webhooks", ok=WebhookSecretOut, status=201)
+    def post(self, request: Request) -> HttpResponseBase:
+        return perform(request, ops.CREATE_WEBHOOK, 201)
 
 
 class WebhookView(APIView):
@@ -179,22 +134,13 @@ class WebhookView(APIView):
     def get(self, request: Request, webhook_id: int) -> Response:
         return Response(webhook_body(webhooks.endpoint_of(_app(request), webhook_id)))
 
-    @documented(
-        op="updateWebhook",
-        tag="webhooks",
-        ok=WebhookOut,
-        request=WebhookPatchIn,
-        errors=(*_ONE, Code.invalid_url, Code.invalid_event_type),
-    )
-    def patch(self, request: Request, webhook_id: int) -> Response:
-        endpoint = webhooks.endpoint_of(_app(request), webhook_id)
-        data = validated(WebhookPatchIn, request.data)
-        return Response(webhook_body(webhooks.endpoint_update(endpoint, data)))
+    @documented(ops.UPDATE_WEBHOOK, tag="webhooks", ok=WebhookOut)
+    def patch(self, request: Request, webhook_id: int) -> HttpResponseBase:
+        return perform(request, ops.UPDATE_WEBHOOK, webhook_id=webhook_id)
 
-    @documented(op="deleteWebhook", tag="webhooks", ok=None, status=204, errors=_ONE)
-    def delete(self, request: Request, webhook_id: int) -> Response:
-        webhooks.endpoint_delete(webhooks.endpoint_of(_app(request), webhook_id))
-        return Response(status=204)
+    @documented(ops.DELETE_WEBHOOK, tag="webhooks", ok=None, status=204, body=False)
+    def delete(self, request: Request, webhook_id: int) -> HttpResponseBase:
+        return perform(request, ops.DELETE_WEBHOOK, 204, body=False, webhook_id=webhook_id)
 
 
 class WebhookSecretView(APIView):
@@ -202,17 +148,9 @@ class WebhookSecretView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="rotateWebhookSecret", tag="webhooks", ok=WebhookSecretOut, request=EmptyIn, errors=_ONE)
-    def post(self, request: Request, webhook_id: int) -> Response:
-        validated(EmptyIn, request.data)
-        endpoint = webhooks.endpoint_of(_app(request), webhook_id)
-        secret = webhooks.secret_rotate(endpoint)
-        return Response({**webhook_body(endpoint), "secret": secret})
-
-
-class DeliveryPagination(CheckedCursorPagination):
-    ordering = "-pk"  # newest first
-    page_size = 20
+    @documented(ops.ROTATE_WEBHOOK_SECRET, tag="webhooks", ok=WebhookSecretOut)
+    def post(self, request: Request, webhook_id: int) -> HttpResponseBase:
+        return perform(request, ops.ROTATE_WEBHOOK_SECRET, webhook_id=webhook_id)
 
 
 class DeliveriesView(APIView):
@@ -227,17 +165,14 @@ class DeliveriesView(APIView):
         ok=DeliveryPageOut,
         params=[
             OpenApiParameter("status", str, enum=list(webhooks.DELIVERY_STATUSES)),
-            OpenApiParameter("cursor", str),
+            CURSOR,
         ],
         errors=(*_ONE, Code.invalid_filter, Code.invalid_cursor),
     )
     def get(self, request: Request, webhook_id: int) -> Response:
         endpoint = webhooks.endpoint_of(_app(request), webhook_id)
         rows = webhooks.deliveries_of(endpoint, request.query_params.get("status"))
-        paginator = DeliveryPagination()
-        page = paginator.paginate_queryset(rows, request, view=self)
-        assert page is not None
-        return paginator.get_paginated_response([delivery_body(d) for d in page])
+        return paged(request, rows, webhooks.DELIVERY_PAGES, delivery_body)
 
 
 class DeliveryView(APIView):
@@ -258,15 +193,6 @@ class RedeliverView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(
-        op="redeliver",
-        tag="webhooks",
-        ok=DeliveryOut,
-        request=EmptyIn,
-        status=202,
-        errors=(*_ONE, Code.webhook_disabled),
-    )
-    def post(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> Response:
-        validated(EmptyIn, request.data)
-        delivery = webhooks.redeliver(webhooks.delivery_of(_app(request), webhook_id, delivery_id))
-        return Response(delivery_body(delivery), status=202)
+    @documented(ops.REDELIVER, tag="webhooks", ok=DeliveryOut, status=202)
+    def post(self, request: Request, webhook_id: int, delivery_id: uuid.UUID) -> HttpResponseBase:
+        return perform(request, ops.REDELIVER, 202, webhook_id=webhook_id, delivery_id=delivery_id)

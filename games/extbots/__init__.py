@@ -14,6 +14,7 @@ from games.extbots.calls import BODY_TYPE, Answer, ask, request_body
 from games.extbots.endpoints import (
     LEVEL_PATTERN,
     NAME,
+    NAME_MAX,
     PREFIX,
     REASONS,
     TIMEOUT_DEFAULT,
@@ -36,6 +37,7 @@ __all__ = [
     "BODY_TYPE",
     "LEVEL_PATTERN",
     "NAME",
+    "NAME_MAX",
     "PREFIX",
     "REASONS",
     "TIMEOUT_DEFAULT",

@@ -25,7 +25,8 @@ from games.errors import ServiceError
 from games.models import App, BotEndpoint
 
 PREFIX = "ext:"  # a seat level naming one of the app's endpoints: ext:<name>
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+NAME_MAX = 40  # characters of a bot's name
+NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{NAME_MAX - 1}}}")
 LEVEL_PATTERN = f"^{PREFIX}{NAME.pattern}$"  # such a level, as a JSON Schema pattern
 # Milliseconds one move may take. Capped low: a worker of the bot lanes waits this long at most
 # for one answer (calls for seats that act at once are made together), so a slow bot costs its

@@ -11,7 +11,7 @@ idempotency rules and the service call are the operation's, shared with REST.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import graphene
 from graphene.utils.str_converters import to_camel_case
@@ -25,6 +25,9 @@ from games.errors import ServiceError
 from games.graphql.types import Error, Table, TableRef
 from games.operations.base import Access, Operation
 from games.services import Idempotency, Outcome
+
+if TYPE_CHECKING:  # types only: the adapters never touch the ORM
+    from games.models import App
 
 _FIELD_DETAILS = ("option", "clock", "field")  # the details of a ServiceError that name an input field
 VERSION_ARGUMENT = "The version you saw: stale gets stale_version"
@@ -52,6 +55,11 @@ def principal_of(info: Any) -> Principal:
         raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
     assert isinstance(principal, Principal)
     return principal
+
+
+def app_of(info: Any, denied: str) -> App:
+    """The caller's app, for a query only an app key may make (app_key_required otherwise)."""
+    return principal_of(info).require_app(denied)
 
 
 def arguments_of(operation: Operation, **own: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """GraphQL for the bots an app brings (docs/bots-byo.md): the `bots` and `bot` queries and the
-registerBot, updateBot, deleteBot and rotateBotSecret mutations, over the same games.extbots
-functions as REST's /bots. App key only; another app's bot is null (a query) or not_found."""
+registerBot, updateBot, deleteBot and rotateBotSecret mutations, which run the operations of
+games/operations/bots.py as REST's /bots does. App key only; another app's bot is null (a query)
+or not_found."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 import graphene
 
 from games import extbots
+from games import operations as ops
 from games.accounts import Principal
 from games.errors import ServiceError
-from games.graphql.base import error_of
+from games.graphql.base import OperationMutation, app_of
 from games.graphql.types import Error
-
-_LOW, _HIGH = extbots.TIMEOUT_LIMITS
+from games.operations.bots import DENIED
 
 
 class BotFallbacks(graphene.ObjectType):
@@ -45,13 +46,6 @@ class BotEndpoint(graphene.ObjectType):
     updated_at = graphene.String(required=True)
 
 
-def _app(info: Any) -> Any:
-    principal = getattr(info.context, "principal", None)
-    if not isinstance(principal, Principal):
-        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
-    return principal.require_app("bots are registered with an app key")
-
-
 class BotQueries(graphene.ObjectType):
     """The Query fields of brought bots (a base of games.graphql.schema.Query)."""
 
@@ -61,11 +55,11 @@ class BotQueries(graphene.ObjectType):
     bot = graphene.Field(BotEndpoint, id=graphene.Int(required=True), description="Null when not yours")
 
     def resolve_bots(root: Any, info: Any) -> list[dict[str, Any]]:
-        return [extbots.body(e) for e in extbots.endpoints_of(_app(info))]
+        return [extbots.body(e) for e in extbots.endpoints_of(app_of(info, DENIED))]
 
     def resolve_bot(root: Any, info: Any, id: int) -> dict[str, Any] | None:
         try:
-            return extbots.body(extbots.endpoint_of(_app(info), id))
+            return extbots.body(extbots.endpoint_of(app_of(info, DENIED), id))
         except ServiceError as exc:
             if exc.code == "not_found":
                 return None
@@ -78,65 +72,43 @@ class BotPayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-class RegisterBot(graphene.Mutation):
-    """App key: a new bot endpoint; seats name it as the level ext:<name>. The answer holds its
-    signing secret, shown this once. Errors: invalid_input (name, timeoutMs), invalid_url (with
-    private addresses refused), bot_name_taken."""
-
-    class Arguments:
-        name = graphene.String(required=True, description="1 to 40 letters, digits, _ or -")
-        url = graphene.String(required=True)
-        timeout_ms = graphene.Int(
-            default_value=extbots.TIMEOUT_DEFAULT, description=f"{_LOW} to {_HIGH} ms per move"
-        )
-
-    Output = BotPayload
-
-    def mutate(root: Any, info: Any, name: str, url: str, timeout_ms: int) -> BotPayload:
-        try:
-            endpoint, secret = extbots.endpoint_create(
-                app=_app(info), name=name, url=url, timeout_ms=timeout_ms
-            )
-        except ServiceError as exc:
-            return BotPayload(errors=[error_of(exc)])
-        return BotPayload(bot=extbots.body(endpoint), secret=secret, errors=[])
+# The bot an operation names: `id` in GraphQL, `bot_id` in the operation (REST's path).
+_ID = {"bot_id": graphene.Int(required=True, name="id")}
 
 
-class UpdateBot(graphene.Mutation):
-    """App key: change a bot's name, URL, timeout or enabled (the fields left out stay)."""
+class BotMutation(OperationMutation):
+    """A change to one of the app's bots: answers the bot after it, and its secret when it has one."""
 
-    class Arguments:
-        id = graphene.Int(required=True)
-        name = graphene.String()
-        url = graphene.String()
-        timeout_ms = graphene.Int()
-        enabled = graphene.Boolean(description="false: not called, its seats' moves fall back")
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: Any) -> BotPayload:
+        secret = out.pop("secret", None)
+        return BotPayload(bot=out, secret=secret, errors=[])
+
+
+class RegisterBot(BotMutation):
+    class Meta:
+        operation = ops.REGISTER_BOT
 
     Output = BotPayload
 
-    def mutate(root: Any, info: Any, id: int, **changes: Any) -> BotPayload:
-        try:
-            endpoint = extbots.endpoint_of(_app(info), id)
-            return BotPayload(bot=extbots.body(extbots.endpoint_update(endpoint, changes)), errors=[])
-        except ServiceError as exc:
-            return BotPayload(errors=[error_of(exc)])
 
+class UpdateBot(BotMutation):
+    class Meta:
+        operation = ops.UPDATE_BOT
 
-class RotateBotSecret(graphene.Mutation):
-    """App key: a new signing secret for a bot, shown this once; the old one stops at once."""
-
-    class Arguments:
-        id = graphene.Int(required=True)
-
+    shaped = _ID
     Output = BotPayload
 
-    def mutate(root: Any, info: Any, id: int) -> BotPayload:
-        try:
-            endpoint = extbots.endpoint_of(_app(info), id)
-            secret = extbots.secret_rotate(endpoint)
-            return BotPayload(bot=extbots.body(endpoint), secret=secret, errors=[])
-        except ServiceError as exc:
-            return BotPayload(errors=[error_of(exc)])
+
+class RotateBotSecret(BotMutation):
+    class Meta:
+        operation = ops.ROTATE_BOT_SECRET
+
+    shaped = _ID
+    Output = BotPayload
 
 
 class DeleteBotPayload(graphene.ObjectType):
@@ -144,20 +116,20 @@ class DeleteBotPayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-class DeleteBot(graphene.Mutation):
-    """App key: forget a bot; its seats' moves fall back to the basic bot (reason disabled)."""
+class DeleteBot(OperationMutation):
+    class Meta:
+        operation = ops.DELETE_BOT
 
-    class Arguments:
-        id = graphene.Int(required=True)
-
+    shaped = _ID
     Output = DeleteBotPayload
 
-    def mutate(root: Any, info: Any, id: int) -> DeleteBotPayload:
-        try:
-            extbots.endpoint_delete(extbots.endpoint_of(_app(info), id))
-            return DeleteBotPayload(deleted=True, errors=[])
-        except ServiceError as exc:
-            return DeleteBotPayload(deleted=False, errors=[error_of(exc)])
+    @classmethod
+    def refused(cls, error: Error) -> DeleteBotPayload:
+        return DeleteBotPayload(deleted=False, errors=[error])
+
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: Any) -> DeleteBotPayload:
+        return DeleteBotPayload(deleted=True, errors=[])
 
 
 class BotMutations(graphene.ObjectType):

@@ -3,16 +3,13 @@ ratings and history, in the REST shapes (games.ratings builds both), with cursor
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import graphene
 
-from games import ratings
-from games.errors import ServiceError
+from games import paging, ratings
+from games.graphql.base import principal_of
 from games.graphql.events import MuSigma
-
-MAX_PAGE = 100
 
 
 class RatingFamily(graphene.ObjectType):
@@ -84,59 +81,6 @@ class RatingHistoryPage(graphene.ObjectType):
     next = graphene.String(description="Pass as `after` for the next page; null on the last page")
 
 
-def _encode(*parts: object) -> str:
-    return base64.urlsafe_b64encode(":".join(map(str, parts)).encode()).decode()
-
-
-def _bad_cursor() -> ServiceError:
-    return ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
-
-
-def _decode(cursor: str, kind: str) -> list[str]:
-    try:
-        found, *parts = base64.urlsafe_b64decode(cursor.encode()).decode().split(":")
-        if found == kind:
-            return parts
-    except (ValueError, UnicodeDecodeError):
-        pass
-    raise _bad_cursor()
-
-
-def _leaderboard_after(cursor: str) -> tuple[float, int]:
-    parts = _decode(cursor, "rating")
-    try:
-        score, row_id = float(parts[0]), int(parts[1])
-    except (IndexError, ValueError) as exc:
-        raise ServiceError(
-            "invalid_cursor", "after must be a cursor from a previous page", kind="malformed"
-        ) from exc
-    if len(parts) != 2 or score != score or abs(score) == float("inf") or not 0 < row_id < 2**63:
-        raise _bad_cursor()
-    return score, row_id
-
-
-def _history_before(cursor: str) -> int:
-    parts = _decode(cursor, "change")
-    if len(parts) != 1 or not (parts[0].isascii() and parts[0].isdigit() and len(parts[0]) <= 18):
-        raise _bad_cursor()
-    return int(parts[0])
-
-
-def _first(first: int | None) -> int:
-    first = 20 if first is None else first
-    if not 1 <= first <= MAX_PAGE:
-        raise ServiceError("invalid_filter", f"first must be 1 to {MAX_PAGE}", kind="malformed")
-    return first
-
-
-def _app(info: Any) -> Any:
-    """The caller's app (None for a guest): whose leaderboard and players they see."""
-    principal = getattr(info.context, "principal", None)
-    if principal is None:
-        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
-    return principal.app
-
-
 class RatingsQuery(graphene.ObjectType):
     """The ratings fields of the root Query."""
 
@@ -145,7 +89,7 @@ class RatingsQuery(graphene.ObjectType):
         LeaderboardPage,
         required=True,
         family=graphene.String(required=True, description="A family (ratingSystem lists them)"),
-        first=graphene.Int(default_value=20, description=f"At most {MAX_PAGE}"),
+        first=graphene.Int(default_value=paging.PAGE_SIZE, description=f"At most {paging.MAX_PAGE_SIZE}"),
         after=graphene.String(),
         description="Your app's ratings in one family, best first (errors: invalid_filter, invalid_cursor)",
     )
@@ -160,13 +104,13 @@ class RatingsQuery(graphene.ObjectType):
         required=True,
         player_id=graphene.Int(required=True),
         family=graphene.String(),
-        first=graphene.Int(default_value=20, description=f"At most {MAX_PAGE}"),
+        first=graphene.Int(default_value=paging.PAGE_SIZE, description=f"At most {paging.MAX_PAGE_SIZE}"),
         after=graphene.String(),
         description="A player's rating changes, newest first",
     )
 
     def resolve_rating_system(root: Any, info: Any) -> dict[str, Any]:
-        _app(info)
+        principal_of(info)  # authenticated (the rating system is the same for every caller)
         families = [{"name": k, "variant": v, "players": list(n)} for k, (v, n) in ratings.FAMILIES.items()]
         return {
             "model": ratings.MODEL,
@@ -179,19 +123,12 @@ class RatingsQuery(graphene.ObjectType):
     def resolve_leaderboard(
         root: Any, info: Any, family: str, first: int | None, after: str | None = None
     ) -> dict[str, Any]:
-        count = _first(first)
-        rows = ratings.leaderboard_page(
-            _app(info), family, _leaderboard_after(after) if after else None, count + 1
-        )
-        page = rows[:count]
-        more = len(rows) > count and page
-        return {
-            "ratings": [ratings.rating_body(r) for r in page],
-            "next": _encode("rating", repr(page[-1].score), page[-1].pk) if more else None,
-        }
+        rows = ratings.leaderboard(principal_of(info).app, family)
+        page = paging.paginate(rows, ratings.LEADERBOARD_PAGES, after, paging.page_size(first))
+        return {"ratings": [ratings.rating_body(r) for r in page.rows], "next": page.next}
 
     def resolve_player_ratings(root: Any, info: Any, player_id: int) -> dict[str, Any]:
-        return ratings.ratings_of(_app(info), player_id)
+        return ratings.ratings_of(principal_of(info).app, player_id)
 
     def resolve_rating_history(
         root: Any,
@@ -201,11 +138,6 @@ class RatingsQuery(graphene.ObjectType):
         family: str | None = None,
         after: str | None = None,
     ) -> dict[str, Any]:
-        count = _first(first)
-        before = _history_before(after) if after else None
-        rows = ratings.history_page(_app(info), player_id, family, before, count + 1)
-        page = rows[:count]
-        return {
-            "changes": [ratings.change_body(c) for c in page],
-            "next": _encode("change", page[-1].pk) if len(rows) > count and page else None,
-        }
+        changes = ratings.history(principal_of(info).app, player_id, family)
+        page = paging.paginate(changes, ratings.HISTORY_PAGES, after, paging.page_size(first))
+        return {"changes": [ratings.change_body(c) for c in page.rows], "next": page.next}

@@ -7,14 +7,15 @@ the event streams are subscriptions instead, and renamed mutations keep their ol
 
 from __future__ import annotations
 
-import base64
 from typing import TYPE_CHECKING, Any
 
 import graphene
 
-from games import accounts, messages, reads, services
+from games import messages, paging, reads, services
+from games import operations as ops
+from games.accounts import Principal
 from games.errors import ServiceError
-from games.graphql.base import error_of, principal_of
+from games.graphql.base import OperationMutation, principal_of
 from games.graphql.bots import BotMutations, BotQueries
 from games.graphql.enums import ViewerKind
 from games.graphql.events import STREAM_TYPES
@@ -31,9 +32,6 @@ from games.graphql.webhooks import WebhookMutations, WebhookQueries
 
 if TYPE_CHECKING:  # types only: the queries are in games.accounts
     from games.models import Player as PlayerModel
-
-MAX_PAGE = 100
-
 
 # -- queries ----------------------------------------------------------------------------
 
@@ -68,20 +66,6 @@ class TableConnection(graphene.relay.Connection):
         node = Table
 
 
-def _cursor(table_id: int) -> str:
-    return base64.urlsafe_b64encode(f"table:{table_id}".encode()).decode()
-
-
-def _uncursor(cursor: str) -> int:
-    try:
-        kind, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        if kind == "table" and number.isascii() and number.isdigit() and len(number) <= 18:
-            return int(number)
-    except (ValueError, UnicodeDecodeError):
-        pass
-    raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
-
-
 class Query(RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, graphene.ObjectType):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
@@ -90,7 +74,7 @@ class Query(RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, graphene.
         status=graphene.String(),
         open_seats=graphene.Boolean(),
         mine=graphene.Boolean(),
-        first=graphene.Int(default_value=20, description=f"At most {MAX_PAGE}"),
+        first=graphene.Int(default_value=paging.PAGE_SIZE, description=f"At most {paging.MAX_PAGE_SIZE}"),
         after=graphene.String(),
         description="Your app's tables, newest first (filters as REST)",
     )
@@ -138,18 +122,14 @@ class Query(RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, graphene.
         after: str | None = None,
     ) -> TableConnection:
         p = principal_of(info)
-        first = 20 if first is None else first  # an explicit null: the default page
-        if not 1 <= first <= MAX_PAGE:
-            raise ServiceError("invalid_filter", f"first must be 1 to {MAX_PAGE}", kind="malformed")
         tables = reads.filtered_tables(p, status=status, open_seats=bool(open_seats), mine=bool(mine))
-        rows = reads.tables_before(tables, _uncursor(after) if after else None, first + 1)
-        page = rows[:first]
+        page = paging.paginate(tables, reads.TABLE_PAGES, after, paging.page_size(first))
         edge = TableConnection.Edge  # type: ignore[attr-defined]  # graphene makes it with the class
-        edges = [edge(node=TableRef(p, t), cursor=_cursor(t.pk)) for t in page]
+        edges = [edge(node=TableRef(p, t), cursor=page.cursor_of(t)) for t in page.rows]
         return TableConnection(
             edges=edges,
             page_info=graphene.relay.PageInfo(
-                has_next_page=len(rows) > first,
+                has_next_page=page.next is not None,
                 has_previous_page=bool(after),
                 start_cursor=edges[0].cursor if edges else None,
                 end_cursor=edges[-1].cursor if edges else None,
@@ -191,30 +171,21 @@ class LanguagePayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-def _set_language(info: Any, language: str | None) -> PlayerModel:
-    """REST's PATCH me: the player's language, when given (None: unchanged)."""
-    player = principal_of(info).require_player("only a player has a language: use a player's token")
-    if language is not None:
-        accounts.set_language(player, language)
-        messages.changed(info.context, player.language)
-    return player
-
-
-class SetLanguage(graphene.Mutation):
+class SetLanguage(OperationMutation):
     """Player token: the language of your error messages (en, mi, eu, ms or ky), whatever
     Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language.
     The same as updateMe(language)."""
 
-    class Arguments:
-        language = graphene.String(required=True)
+    class Meta:
+        operation = ops.UPDATE_ME
 
+    shaped = {"language": graphene.String(required=True)}
     Output = LanguagePayload
 
-    def mutate(root: Any, info: Any, language: str) -> LanguagePayload:
-        try:
-            return LanguagePayload(language=_set_language(info, language).language, errors=[])
-        except ServiceError as exc:
-            return LanguagePayload(errors=[error_of(exc)])
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: PlayerModel) -> LanguagePayload:
+        messages.changed(info.context, out.language)
+        return LanguagePayload(language=out.language, errors=[])
 
 
 class MePayload(graphene.ObjectType):
@@ -222,22 +193,16 @@ class MePayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-class UpdateMe(graphene.Mutation):
-    """Player token: change what a player may change about themselves, as REST's PATCH me: the
-    language of your error messages (en, mi, eu, ms or ky), whatever Accept-Language says; empty:
-    follow Accept-Language again; left out: unchanged. Another value: invalid_language."""
-
-    class Arguments:
-        language = graphene.String()
+class UpdateMe(OperationMutation):
+    class Meta:
+        operation = ops.UPDATE_ME
 
     Output = MePayload
 
-    def mutate(root: Any, info: Any, language: str | None = None) -> MePayload:
-        try:
-            _set_language(info, language)
-            return MePayload(me=Query.resolve_me(root, info), errors=[])
-        except ServiceError as exc:
-            return MePayload(errors=[error_of(exc)])
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: PlayerModel) -> MePayload:
+        messages.changed(info.context, out.language)  # this answer in the new language
+        return MePayload(me=Query.resolve_me(None, info), errors=[])
 
 
 class Mutation(

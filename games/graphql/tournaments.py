@@ -1,6 +1,6 @@
 """Duplicate tournaments over GraphQL (app key only): the `tournaments` and `tournament` queries, with
-standings and tables as fields, and the `createTournament` mutation, over the same service and reads
-as REST."""
+standings and tables as fields, and the `createTournament` mutation, which runs the operation of
+games/operations/tournaments.py as REST does."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import graphene
 
+from games import operations as ops
 from games import services, standings
 from games.errors import ServiceError
-from games.graphql.base import error_of
+from games.graphql.base import OperationMutation, principal_of
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
 from games.graphql.types import Clocks, Error, Table, TableOptions, TableRef
-from games.services import Idempotency
+from games.operations.tournaments import DENIED
 
 if TYPE_CHECKING:  # types only: the queries are in games.standings
     from games.accounts import Principal
@@ -25,11 +26,10 @@ TournamentStatus = graphene.Enum(
 )
 
 
-def _caller(info: Any) -> Principal:
-    principal = getattr(info.context, "principal", None)
-    if principal is None:
-        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
-    principal.require_app("tournaments are run with an app key")
+def _tournament_caller(info: Any) -> Principal:
+    """The app key a tournament query needs (app_key_required otherwise)."""
+    principal = principal_of(info)
+    principal.require_app(DENIED)
     return principal
 
 
@@ -96,7 +96,7 @@ class Tournament(graphene.ObjectType):
 
     @staticmethod
     def resolve_tables(root: dict[str, Any], info: Any) -> list[dict[str, Any]]:
-        principal = _caller(info)
+        principal = _tournament_caller(info)
         return [
             {
                 "id": t.pk,
@@ -123,11 +123,11 @@ class TournamentQuery(graphene.ObjectType):
 
     @staticmethod
     def resolve_tournaments(root: Any, info: Any) -> list[dict[str, Any]]:
-        return [_body(t) for t in standings.tournaments_of(_caller(info).app)[:100]]  # type: ignore[arg-type]
+        return [_body(t) for t in standings.tournaments_of(_tournament_caller(info).app)[:100]]  # type: ignore[arg-type]
 
     @staticmethod
     def resolve_tournament(root: Any, info: Any, id: int) -> dict[str, Any] | None:
-        app = _caller(info).app
+        app = _tournament_caller(info).app
         assert app is not None
         try:
             return _body(standings.tournament_of(app, id))
@@ -152,53 +152,45 @@ class TournamentPayload(graphene.ObjectType):
     )
 
 
-class CreateTournament(graphene.Mutation):
-    """App key: a duplicate tournament, its tables started (docs/tournaments.md). `seed` makes the
-    deals those of `python -m bots.tournament --seed`; errors as REST (invalid_input on entrants or
-    dealSets, invalid_bot_level, invalid_option, invalid_clock)."""
+class CreateTournament(OperationMutation):
+    class Meta:
+        operation = ops.CREATE_TOURNAMENT
 
-    class Arguments:
-        entrants = graphene.List(graphene.NonNull(EntrantInput), required=True)
-        deal_sets = graphene.Int(required=True)
-        name = graphene.String(default_value="")
-        options = TableOptionsInput(description="The tables' options (not firstHand nor hands)")
-        clocks = ClocksInput(description="Turn clocks of the tables with people")
-        seed = graphene.String()
-        idempotency_key = graphene.String(description="A retry with the same key never acts twice")
-
+    shaped = {
+        "entrants": graphene.List(graphene.NonNull(EntrantInput), required=True),
+        "options": TableOptionsInput(description="The tables' options (not firstHand nor hands)"),
+        "clocks": ClocksInput(description="Turn clocks of the tables with people"),
+    }
     Output = TournamentPayload
 
-    @staticmethod
-    def mutate(root: Any, info: Any, entrants: list[Any], deal_sets: int, **kw: Any) -> TournamentPayload:
-        try:
-            principal = _caller(info)
-            app = principal.app
-            assert app is not None
-            given = [{k: v for k, v in dict(e).items() if v is not None} for e in entrants]
-            key = kw.pop("idempotency_key", None)
-            idempotency = None
-            if key is not None:
-                what = Idempotency.fingerprint_of(
-                    "graphql CreateTournament", {"entrants": given, "deal_sets": deal_sets, **kw}
-                )
-                idempotency = Idempotency(principal.owner, key, what, services.created_answer)
-            out = services.tournament_create(
-                app=app,
-                entrants=given,
-                deal_sets=deal_sets,
-                name=kw.get("name") or "",
-                options=options_given(kw.get("options")),
-                clocks=clocks_given(kw.get("clocks")),
-                seed=kw.get("seed"),
-                idempotency=idempotency,
-            )
-            if out.response is not None:  # the first answer, with the tournament behind it for its fields
-                first = json.loads(out.response[1])
-                found = {**first, "_model": standings.tournament_of(app, first["id"])}
-                return TournamentPayload(tournament=found, errors=[], replayed=out.replayed)
-            return TournamentPayload(tournament=_body(out.made), errors=[], replayed=False)
-        except ServiceError as exc:
-            return TournamentPayload(errors=[error_of(exc)], replayed=False)
+    @classmethod
+    def input_of(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        given = super().input_of(arguments)
+        if "entrants" in given:
+            given["entrants"] = [
+                {k: v for k, v in dict(e).items() if v is not None} for e in given["entrants"]
+            ]
+        if "options" in given:
+            given["options"] = options_given(given["options"])
+        if "clocks" in given:
+            given["clocks"] = clocks_given(given["clocks"])
+        return given
+
+    @classmethod
+    def refused(cls, error: Error) -> TournamentPayload:
+        return TournamentPayload(errors=[error], replayed=False)
+
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: Any) -> TournamentPayload:
+        """The tournament, with its model behind it for its standings and tables (a kept
+        Idempotency-Key's answer: the tournament as first created)."""
+        assert principal is not None and principal.app is not None
+        body, replayed = out, False
+        if isinstance(out, services.Outcome):
+            assert out.response is not None
+            body, replayed = json.loads(out.response[1]), out.replayed
+        found = {**body, "_model": standings.tournament_of(principal.app, body["id"])}
+        return TournamentPayload(tournament=found, errors=[], replayed=replayed)
 
 
 class TournamentMutation(graphene.ObjectType):

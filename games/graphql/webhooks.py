@@ -1,42 +1,34 @@
 """GraphQL for an app's webhook endpoints (docs/webhooks.md): the `webhooks`, `webhook`, `deliveries`
 and `delivery` queries and the createWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret and
-redeliver mutations, over the same games.webhooks functions as REST's /webhooks. App key only;
-another app's endpoint or delivery is null (a query) or not_found (a mutation). No idempotency key,
-as over REST: the answer to a creation holds the secret, shown once and never stored."""
+redeliver mutations, which run the operations of games/operations/webhooks.py as REST's /webhooks
+does. App key only; another app's endpoint or delivery is null (a query) or not_found (a mutation).
+No idempotency key, as over REST: the answer to a creation holds the secret, shown once and never
+stored."""
 
 from __future__ import annotations
 
-import base64
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import graphene
 
-from games import accounts, webhooks
+from games import operations as ops
+from games import paging, webhooks
 from games.accounts import Principal
 from games.errors import ServiceError
-from games.graphql.base import error_of
+from games.graphql.base import OperationMutation, app_of
 from games.graphql.types import Error
+from games.operations.webhooks import DENIED, delivery_id
 
 if TYPE_CHECKING:  # types only: the queries are in games.webhooks
-    from games.models import App, WebhookDelivery, WebhookEndpoint
+    from games.models import WebhookDelivery, WebhookEndpoint
 
 MAX_PAGE = 100
-MAX_EVENT_TYPES = 100  # as REST's CreateWebhook.event_types
-MAX_DESCRIPTION = 200
 
 DeliveryStatus = graphene.Enum(
     "DeliveryStatus",
     [(s, s) for s in webhooks.DELIVERY_STATUSES],
     description="A delivery's state: pending (attempts left), succeeded or failed",
 )
-
-
-def _app(info: Any) -> App:
-    principal = getattr(info.context, "principal", None)
-    if not isinstance(principal, Principal):
-        raise ServiceError("not_authenticated", "send 'Authorization: Bearer <key or token>'", kind="auth")
-    return principal.require_app("webhooks are managed with an app key")
 
 
 class Webhook(graphene.ObjectType):
@@ -104,31 +96,9 @@ def _delivery(d: WebhookDelivery, *, detail: bool = False) -> dict[str, Any]:
     return body
 
 
-def _cursor(delivery: WebhookDelivery) -> str:
-    return base64.urlsafe_b64encode(f"delivery:{delivery.pk}".encode()).decode()
-
-
-def _uncursor(cursor: str) -> int:
-    try:
-        kind, _, number = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        if kind == "delivery" and number.isascii() and number.isdigit() and len(number) <= 18:
-            return int(number)
-    except (ValueError, UnicodeDecodeError):
-        pass
-    raise ServiceError("invalid_cursor", "after must be a cursor from a previous page", kind="malformed")
-
-
-def _uuid(value: str) -> uuid.UUID:
-    """A delivery id; anything else names no delivery (REST: no route, 404)."""
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise ServiceError("not_found", "no such delivery", kind="not_found") from None
-
-
 def _endpoint_or_none(info: Any, webhook_id: int) -> WebhookEndpoint | None:
     try:
-        return webhooks.endpoint_of(_app(info), webhook_id)
+        return webhooks.endpoint_of(app_of(info, DENIED), webhook_id)
     except ServiceError as exc:
         if exc.code == "not_found":
             return None
@@ -146,7 +116,7 @@ class WebhookQueries(graphene.ObjectType):
         DeliveryConnection,
         webhook_id=graphene.Int(required=True),
         status=graphene.String(description="pending, succeeded or failed (else invalid_filter)"),
-        first=graphene.Int(default_value=20, description=f"At most {MAX_PAGE}"),
+        first=graphene.Int(default_value=paging.PAGE_SIZE, description=f"At most {paging.MAX_PAGE_SIZE}"),
         after=graphene.String(),
         description="App key: an endpoint's deliveries, newest first; null when the endpoint is not yours",
     )
@@ -158,7 +128,7 @@ class WebhookQueries(graphene.ObjectType):
     )
 
     def resolve_webhooks(root: Any, info: Any) -> list[dict[str, Any]]:
-        return [webhooks.endpoint_body(e) for e in webhooks.endpoints_of(_app(info))]
+        return [webhooks.endpoint_body(e) for e in webhooks.endpoints_of(app_of(info, DENIED))]
 
     def resolve_webhook(root: Any, info: Any, id: int) -> dict[str, Any] | None:
         endpoint = _endpoint_or_none(info, id)
@@ -172,20 +142,18 @@ class WebhookQueries(graphene.ObjectType):
         status: str | None = None,
         after: str | None = None,
     ) -> DeliveryConnection | None:
-        first = 20 if first is None else first
-        if not 1 <= first <= MAX_PAGE:
-            raise ServiceError("invalid_filter", f"first must be 1 to {MAX_PAGE}", kind="malformed")
+        size = paging.page_size(first)
         endpoint = _endpoint_or_none(info, webhook_id)
         if endpoint is None:
             return None
         rows = webhooks.deliveries_of(endpoint, status)
-        found = webhooks.deliveries_before(rows, _uncursor(after) if after else None, first + 1)
-        page = found[:first]
-        edges = [DeliveryConnection.Edge(node=_delivery(d), cursor=_cursor(d)) for d in page]
+        page = paging.paginate(rows, webhooks.DELIVERY_PAGES, after, size)
+        edge = DeliveryConnection.Edge  # type: ignore[attr-defined]  # graphene makes it with the class
+        edges = [edge(node=_delivery(d), cursor=page.cursor_of(d)) for d in page.rows]
         return DeliveryConnection(
             edges=edges,
             page_info=graphene.relay.PageInfo(
-                has_next_page=len(found) > first,
+                has_next_page=page.next is not None,
                 has_previous_page=bool(after),
                 start_cursor=edges[0].cursor if edges else None,
                 end_cursor=edges[-1].cursor if edges else None,
@@ -194,7 +162,9 @@ class WebhookQueries(graphene.ObjectType):
 
     def resolve_delivery(root: Any, info: Any, webhook_id: int, id: str) -> dict[str, Any] | None:
         try:
-            return _delivery(webhooks.delivery_of(_app(info), webhook_id, _uuid(id)), detail=True)
+            return _delivery(
+                webhooks.delivery_of(app_of(info, DENIED), webhook_id, delivery_id(id)), detail=True
+            )
         except ServiceError as exc:
             if exc.code == "not_found":
                 return None
@@ -210,93 +180,44 @@ class WebhookPayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-def _event_types(types: list[str] | None) -> list[str] | None:
-    """At most MAX_EVENT_TYPES names (REST's bound); games.webhooks checks what they are."""
-    if types is not None and len(types) > MAX_EVENT_TYPES:
-        raise ServiceError(
-            "invalid_input",
-            f"eventTypes must have at most {MAX_EVENT_TYPES} items",
-            kind="malformed",
-            field="eventTypes",
-        )
-    return types
+class WebhookMutation(OperationMutation):
+    """A change to one of the app's endpoints: answers the endpoint after it, and its secret when
+    it has one."""
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: Any) -> WebhookPayload:
+        secret = out.pop("secret", None)
+        return WebhookPayload(webhook=out, secret=secret, errors=[])
 
 
-class CreateWebhook(graphene.Mutation):
-    """App key: a new webhook endpoint, answered with its signing secret (shown this once). Errors:
-    invalid_url, invalid_event_type, invalid_input (description), too_many_webhooks."""
+# The endpoint an operation names: `id` in GraphQL, `webhook_id` in the operation (REST's path).
+_ID = {"webhook_id": graphene.Int(required=True, name="id")}
 
-    class Arguments:
-        url = graphene.String(required=True, description="An absolute http(s) URL of at most 2000 characters")
-        event_types = graphene.List(
-            graphene.NonNull(graphene.String),
-            description='Public event types to receive (docs/webhooks.md); left out: ["*"], all of them',
-        )
-        description = graphene.String(default_value="", description=f"At most {MAX_DESCRIPTION} characters")
+
+class CreateWebhook(WebhookMutation):
+    class Meta:
+        operation = ops.CREATE_WEBHOOK
 
     Output = WebhookPayload
 
-    def mutate(
-        root: Any, info: Any, url: str, event_types: list[str] | None = None, description: str | None = ""
-    ) -> WebhookPayload:
-        try:
-            app = _app(info)
-            endpoint, secret = webhooks.endpoint_create(
-                app=app,
-                url=url,
-                event_types=["*"] if event_types is None else _event_types(event_types),
-                description=accounts.text(description, "description", MAX_DESCRIPTION, blank=True),
-            )
-        except ServiceError as exc:
-            return WebhookPayload(errors=[error_of(exc)])
-        return WebhookPayload(webhook=webhooks.endpoint_body(endpoint), secret=secret, errors=[])
 
+class UpdateWebhook(WebhookMutation):
+    class Meta:
+        operation = ops.UPDATE_WEBHOOK
 
-class UpdateWebhook(graphene.Mutation):
-    """App key: change an endpoint's url, eventTypes, description or active (left out or null: it
-    stays). active false fails its pending deliveries (redeliver them once it is enabled again)."""
-
-    class Arguments:
-        id = graphene.Int(required=True)
-        url = graphene.String()
-        event_types = graphene.List(graphene.NonNull(graphene.String))
-        description = graphene.String()
-        active = graphene.Boolean(description="false: no new deliveries; pending ones fail")
-
+    shaped = _ID
     Output = WebhookPayload
 
-    def mutate(root: Any, info: Any, id: int, **changes: Any) -> WebhookPayload:
-        try:
-            endpoint = webhooks.endpoint_of(_app(info), id)
-            given = {k: v for k, v in changes.items() if v is not None}
-            if "event_types" in given:
-                _event_types(given["event_types"])
-            if "description" in given:
-                given["description"] = accounts.text(
-                    given["description"], "description", MAX_DESCRIPTION, blank=True
-                )
-            return WebhookPayload(
-                webhook=webhooks.endpoint_body(webhooks.endpoint_update(endpoint, given)), errors=[]
-            )
-        except ServiceError as exc:
-            return WebhookPayload(errors=[error_of(exc)])
 
+class RotateWebhookSecret(WebhookMutation):
+    class Meta:
+        operation = ops.ROTATE_WEBHOOK_SECRET
 
-class RotateWebhookSecret(graphene.Mutation):
-    """App key: a new signing secret for an endpoint, shown this once; the old one stops at once."""
-
-    class Arguments:
-        id = graphene.Int(required=True)
-
+    shaped = _ID
     Output = WebhookPayload
-
-    def mutate(root: Any, info: Any, id: int) -> WebhookPayload:
-        try:
-            endpoint = webhooks.endpoint_of(_app(info), id)
-            secret = webhooks.secret_rotate(endpoint)
-            return WebhookPayload(webhook=webhooks.endpoint_body(endpoint), secret=secret, errors=[])
-        except ServiceError as exc:
-            return WebhookPayload(errors=[error_of(exc)])
 
 
 class DeleteWebhookPayload(graphene.ObjectType):
@@ -304,20 +225,20 @@ class DeleteWebhookPayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-class DeleteWebhook(graphene.Mutation):
-    """App key: delete an endpoint and its deliveries."""
+class DeleteWebhook(OperationMutation):
+    class Meta:
+        operation = ops.DELETE_WEBHOOK
 
-    class Arguments:
-        id = graphene.Int(required=True)
-
+    shaped = _ID
     Output = DeleteWebhookPayload
 
-    def mutate(root: Any, info: Any, id: int) -> DeleteWebhookPayload:
-        try:
-            webhooks.endpoint_delete(webhooks.endpoint_of(_app(info), id))
-            return DeleteWebhookPayload(deleted=True, errors=[])
-        except ServiceError as exc:
-            return DeleteWebhookPayload(deleted=False, errors=[error_of(exc)])
+    @classmethod
+    def refused(cls, error: Error) -> DeleteWebhookPayload:
+        return DeleteWebhookPayload(deleted=False, errors=[error])
+
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: Any) -> DeleteWebhookPayload:
+        return DeleteWebhookPayload(deleted=True, errors=[])
 
 
 class DeliveryPayload(graphene.ObjectType):
@@ -325,22 +246,16 @@ class DeliveryPayload(graphene.ObjectType):
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 
-class Redeliver(graphene.Mutation):
-    """App key: send a delivery again, whatever its status, with a fresh set of attempts (REST
-    answers 202: it is queued, not sent yet). Errors: not_found, webhook_disabled."""
+class Redeliver(OperationMutation):
+    class Meta:
+        operation = ops.REDELIVER
 
-    class Arguments:
-        webhook_id = graphene.Int(required=True)
-        delivery_id = graphene.String(required=True)
-
+    shaped = {"delivery_id": graphene.String(required=True, description="The delivery's id (a UUID)")}
     Output = DeliveryPayload
 
-    def mutate(root: Any, info: Any, webhook_id: int, delivery_id: str) -> DeliveryPayload:
-        try:
-            found = webhooks.delivery_of(_app(info), webhook_id, _uuid(delivery_id))
-            return DeliveryPayload(delivery=_delivery(webhooks.redeliver(found)), errors=[])
-        except ServiceError as exc:
-            return DeliveryPayload(errors=[error_of(exc)])
+    @classmethod
+    def answer(cls, info: Any, principal: Principal | None, out: Any) -> DeliveryPayload:
+        return DeliveryPayload(delivery=out, errors=[])
 
 
 class WebhookMutations(graphene.ObjectType):

@@ -15,6 +15,7 @@ from typing import Any
 
 from games.accounts import Principal
 from games.errors import Code
+from games.models import App
 from games.operations.fields import StrictSerializer, validated
 from games.services import Idempotency
 
@@ -53,6 +54,13 @@ class Call:
         """The caller of an operation that needs credentials (the adapters authenticated it)."""
         assert self.caller is not None, "an operation open to anyone has no principal"
         return self.caller
+
+    @property
+    def app(self) -> App:
+        """The calling app, for an operation only an app key may call (Access.APP)."""
+        app = self.principal.app
+        assert app is not None and self.principal.is_app, "not an app key: declare Access.APP"
+        return app
 
     def __getitem__(self, name: str) -> Any:
         return self.input[name]

@@ -5,6 +5,8 @@ Each is declared once: REST serves it (games/api/invites.py) and GraphQL too (ga
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_serializer
+
 from games import services
 from games.errors import Code
 from games.operations.base import Access, Operation
@@ -15,6 +17,7 @@ from games.services.invites import EXPIRY_LIMITS, USES_LIMITS
 MANAGE = (Code.not_found, (Code.not_seated, 422))  # a code is managed by a seated player or the app
 
 
+@extend_schema_serializer(component_name="InviteIn")  # its name in the OpenAPI document since 0.1
 class CreateInviteIn(StrictSerializer):
     """A new invite code: how long it is valid and how many joins it allows (absent: no limit)."""
 

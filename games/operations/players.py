@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_serializer
 
 from games import accounts
@@ -100,4 +101,36 @@ REVOKE_TOKEN = Operation(
     path=("bearer",),
     run=_revoke,
     errors=(Code.not_a_player_token,),
+)
+
+
+@extend_schema_serializer(component_name="MeIn")  # its name in the OpenAPI document since 0.1
+class UpdateMeIn(StrictSerializer):
+    """What a player may change about themselves: the language of their error details."""
+
+    language = StrictCharField(
+        required=False,
+        allow_blank=True,
+        help_text=f"{', '.join(code for code, _ in settings.LANGUAGES)}: error details in that language, "
+        "whatever Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language",
+    )
+
+
+def _update_me(c: Call) -> Player:
+    player = c.principal.require_player()
+    if "language" in c.input:
+        accounts.set_language(player, c["language"])
+    return player
+
+
+UPDATE_ME = Operation(
+    name="updateMe",
+    description="Player token: change what a player may change about themselves: the language of "
+    "your error details, whatever Accept-Language says (empty: follow Accept-Language again; left "
+    "out: unchanged). Answers you after the change.",
+    input=UpdateMeIn,
+    access=Access.PLAYER,
+    denied="only a player has a language: use a player's token",
+    run=_update_me,
+    errors=(Code.invalid_language,),
 )

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 from django.db.models import QuerySet
 
-from games import reads
+from games import paging, reads
 from games.models import App, WebhookDelivery, WebhookEndpoint
 from games.webhooks.base import (
     HIDDEN_EVENT_TYPES,
@@ -29,6 +29,11 @@ from games.webhooks.base import (
 
 log = logging.getLogger(__name__)
 
+URL_MAX = 2000  # characters of an endpoint's URL
+DESCRIPTION_MAX = 200  # characters of an endpoint's description
+EVENT_TYPES_MAX = 100  # event types an endpoint names at most
+EVENT_TYPE_MAX = 64  # characters of one event type
+
 
 def check_url(url: object) -> str:
     """An absolute http(s) URL with a host and no credentials, else `invalid_url` with a reason."""
@@ -39,8 +44,8 @@ def check_url(url: object) -> str:
     if not isinstance(url, str) or not url.strip():
         raise bad("malformed", "url must be an absolute http or https URL")
     url = url.strip()
-    if len(url) > 2000:
-        raise bad("length", "url must be at most 2000 characters")
+    if len(url) > URL_MAX:
+        raise bad("length", f"url must be at most {URL_MAX} characters")
     if any(c.isspace() or not c.isprintable() for c in url):
         raise bad("malformed", "url must not contain spaces or control characters")
     try:
@@ -126,6 +131,9 @@ def endpoints_of(app: App) -> QuerySet[WebhookEndpoint]:
     return WebhookEndpoint.objects.filter(app=app).order_by("pk")
 
 
+DELIVERY_PAGES = paging.Keyset("delivery", ("-id",), (int,))  # newest first (games/paging.py)
+
+
 def deliveries_of(endpoint: WebhookEndpoint, status: str | None) -> QuerySet[WebhookDelivery]:
     """The endpoint's deliveries (of one status, when given), without their bodies."""
     rows = endpoint.deliveries.all()
@@ -136,16 +144,6 @@ def deliveries_of(endpoint: WebhookEndpoint, status: str | None) -> QuerySet[Web
             )
         rows = rows.filter(status=status)
     return rows.defer("body")
-
-
-def deliveries_before(
-    rows: QuerySet[WebhookDelivery], before: int | None, limit: int
-) -> list[WebhookDelivery]:
-    """Up to `limit` of `rows`, newest first, older than the delivery numbered `before` (a page of
-    GraphQL's `deliveries`; REST pages the same rows with its cursor)."""
-    if before is not None:
-        rows = rows.filter(pk__lt=before)
-    return list(rows.order_by("-pk")[:limit])
 
 
 def delivery_of(app: App, endpoint_id: int, delivery_id: uuid.UUID) -> WebhookDelivery:

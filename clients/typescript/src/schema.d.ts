@@ -17,10 +17,7 @@ export interface paths {
          */
         get: operations["listBots"];
         put?: never;
-        /**
-         * @description GET /bots: the app's bot endpoints with their counters. POST /bots {name, url, timeout_ms}:
-         *     a new one, answered with its signing secret (shown this once).
-         */
+        /** @description App key: a new bot endpoint; seats name it as the level ext:<name>. The answer holds its signing secret, shown this once. Errors: invalid_input (name, timeout_ms), invalid_url (with private addresses refused), bot_name_taken. */
         post: operations["registerBot"];
         delete?: never;
         options?: never;
@@ -39,11 +36,11 @@ export interface paths {
         get: operations["getBot"];
         put?: never;
         post?: never;
-        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        /** @description App key: forget a bot; its seats' moves fall back to the basic bot (reason disabled). */
         delete: operations["deleteBot"];
         options?: never;
         head?: never;
-        /** @description GET /bots/{id} (with its counters); PATCH it (name, url, timeout_ms, enabled); DELETE it. */
+        /** @description App key: change a bot's name, URL, timeout or enabled (the fields left out stay). */
         patch: operations["updateBot"];
         trace?: never;
     };
@@ -56,7 +53,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /bots/{id}/secret: a new signing secret, shown this once; the old one stops at once. */
+        /** @description App key: a new signing secret for a bot, shown this once; the old one stops at once. */
         post: operations["rotateBotSecret"];
         delete?: never;
         options?: never;
@@ -152,10 +149,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /**
-         * @description GET /me: who the credentials belong to (a guest, an app's player, or an app), the player's
-         *     unfinished tables and chosen language; no secret. PATCH /me (player token): set the language.
-         */
+        /** @description Player token: change what a player may change about themselves: the language of your error details, whatever Accept-Language says (empty: follow Accept-Language again; left out: unchanged). Answers you after the change. */
         patch: operations["updateMe"];
         trace?: never;
     };
@@ -168,10 +162,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /me/stream-tickets (player token): a ticket that opens the player's own stream,
-         *     `GET me/stream?ticket=...`, for 60 s.
-         */
+        /** @description Player token: a ticket that opens your own stream (every table of yours) for 60 s. */
         post: operations["createPlayerStreamTicket"];
         delete?: never;
         options?: never;
@@ -628,12 +619,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /tables/{id}/stream-tickets: a ticket that opens this table's event stream as the
-         *     caller (their seat's view, or a spectator's) for a client that cannot send an Authorization
-         *     header, such as a browser's EventSource: `GET tables/{id}/stream?ticket=...`. It lasts 60 s
-         *     and opens only this table's stream.
-         */
+        /** @description A ticket that opens this table's event stream as you (your seat's view, or a spectator's), for a client that cannot send an Authorization header, such as a browser's EventSource: it lasts 60 s and opens only this table's stream. A table you cannot see: not_found, no ticket. */
         post: operations["createTableStreamTicket"];
         delete?: never;
         options?: never;
@@ -685,7 +671,7 @@ export interface paths {
         /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
         get: operations["listTournaments"];
         put?: never;
-        /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
+        /** @description App key: a duplicate tournament, its tables started (docs/tournaments.md). `seed` makes the deals those of `python -m bots.tournament --seed`. Errors: invalid_input (entrants, deal_sets), invalid_bot_level, invalid_option, invalid_clock. */
         post: operations["createTournament"];
         delete?: never;
         options?: never;
@@ -757,10 +743,7 @@ export interface paths {
          */
         get: operations["listWebhooks"];
         put?: never;
-        /**
-         * @description GET /webhooks: the app's endpoints. POST /webhooks {url, event_types, description}: a new
-         *     endpoint, answered with its signing secret (shown this once).
-         */
+        /** @description App key: a new webhook endpoint, answered with its signing secret (shown this once). */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -782,17 +765,11 @@ export interface paths {
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /**
-         * @description GET /webhooks/{id}; PATCH it (url, event_types, description, active); DELETE it (and its
-         *     deliveries).
-         */
+        /** @description App key: delete an endpoint and its deliveries. */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        /**
-         * @description GET /webhooks/{id}; PATCH it (url, event_types, description, active); DELETE it (and its
-         *     deliveries).
-         */
+        /** @description App key: change an endpoint's url, event types, description or active (left out: it stays). active false fails its pending deliveries (redeliver them once it is enabled again). */
         patch: operations["updateWebhook"];
         trace?: never;
     };
@@ -842,10 +819,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * @description POST /webhooks/{id}/deliveries/{delivery_id}/redeliver: send it again (202), whatever its
-         *     status, with a fresh set of attempts.
-         */
+        /** @description App key: send a delivery again, whatever its status, with a fresh set of attempts (REST answers 202: it is queued, not sent yet). */
         post: operations["redeliver"];
         delete?: never;
         options?: never;
@@ -862,7 +836,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description POST /webhooks/{id}/secret: a new signing secret, shown this once; the old one stops at once. */
+        /** @description App key: a new signing secret for an endpoint, shown this once; the old one stops at once. */
         post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
@@ -1035,13 +1009,6 @@ export interface components {
             /** @description 1 to 64 characters */
             name: string;
         };
-        /** @description A new invite code: how long it is valid and how many joins it allows (absent: no limit). */
-        CreateInviteInRequest: {
-            /** @description Seconds the code stays valid, 60 to 2,592,000 (absent: until revoked) */
-            expires_in?: number;
-            /** @description How many players may join with it, 1 to 1,000 (absent: any number) */
-            uses?: number;
-        };
         /** @description A player of the app, with the app's own id for the user. */
         CreatePlayerRequest: {
             /** @description 1 to 64 characters */
@@ -1091,11 +1058,11 @@ export interface components {
         };
         /** @description A new webhook endpoint. */
         CreateWebhookRequest: {
-            /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2000 characters */
+            /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2,000 characters */
             url: string;
-            /** @description Public event types to receive (see docs/webhooks.md), or ["*"] for all of them Default: `["*"]`. */
+            /** @description Public event types to receive (see docs/webhooks.md), or ["*"] for all of them (at most 100) Default: `["*"]`. */
             event_types?: string[];
-            /** @description Default: `""`. */
+            /** @description At most 200 characters Default: `""`. */
             description?: string;
         };
         DeliveryDetailOut: {
@@ -1615,6 +1582,13 @@ export interface components {
             /** @description The code: shown once (only its hash is stored) */
             code: string;
         };
+        /** @description A new invite code: how long it is valid and how many joins it allows (absent: no limit). */
+        InviteInRequest: {
+            /** @description Seconds the code stays valid, 60 to 2,592,000 (absent: until revoked) */
+            expires_in?: number;
+            /** @description How many players may join with it, 1 to 1,000 (absent: any number) */
+            uses?: number;
+        };
         InviteListOut: {
             /** @description The codes still usable, oldest first */
             invites: components["schemas"]["InviteOut"][];
@@ -1802,21 +1776,27 @@ export interface components {
         };
         /** @description What a player may change about themselves: the language of their error details. */
         PatchedMeInRequest: {
-            /** @description en, mi, eu, ms or ky: error details in that language, whatever Accept-Language says; empty: follow Accept-Language again. Another value: 400 invalid_language */
+            /** @description en, mi, eu, ms, ky: error details in that language, whatever Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language */
             language?: string;
         };
         /** @description The fields of a bot endpoint to change; the others stay. */
         PatchedUpdateBotRequest: {
+            /** @description Seats name the bot as the level ext:<name>: 1 to 40 letters, digits, _ or -, unique in the app */
             name?: string;
+            /** @description Where the seat's turns are POSTed: an absolute http(s) URL */
             url?: string;
+            /** @description How long one move may take, 100 to 3000 ms; later, the basic bot moves instead */
             timeout_ms?: number;
             /** @description false: not called, its seats' moves fall back */
             enabled?: boolean;
         };
         /** @description The fields of an endpoint to change; the others stay. */
         PatchedUpdateWebhookRequest: {
+            /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2,000 characters */
             url?: string;
+            /** @description Public event types to receive (see docs/webhooks.md), or ["*"] for all of them (at most 100) */
             event_types?: string[];
+            /** @description At most 200 characters */
             description?: string;
             /** @description false: no new deliveries; pending ones fail */
             active?: boolean;
@@ -1982,7 +1962,7 @@ export interface components {
             name: string;
             /** @description Where the seat's turns are POSTed: an absolute http(s) URL */
             url: string;
-            /** @description How long one move may take, 100 to 3000 ms (default 1000); later, the basic bot moves instead Default: `1000`. */
+            /** @description How long one move may take, 100 to 3000 ms; later, the basic bot moves instead (default 1000) Default: `1000`. */
             timeout_ms?: number;
         };
         /** @description After a game: who asked for a rematch, and the rematch table once every person has. */
@@ -2221,7 +2201,7 @@ export interface components {
         };
         /** @description A new duplicate tournament (docs/tournaments.md). */
         TournamentInRequest: {
-            /** @description Default: `""`. */
+            /** @description At most 100 characters Default: `""`. */
             name?: string;
             /** @description 2 to `players` entrants; with fewer than `players`, the last one (a bot) fills the other seats */
             entrants: components["schemas"]["EntrantInRequest"][];
@@ -4340,7 +4320,7 @@ export interface operations {
     getLeaderboard: {
         parameters: {
             query?: {
-                /** @description The next or previous link's cursor */
+                /** @description The `next` or `previous` link's cursor (opaque) */
                 cursor?: string;
                 /** @description A family (GET /ratings lists them) */
                 family?: "cancellation-6to10" | "classic-3" | "classic-4" | "classic-5to7" | "omnibus-3" | "omnibus-4" | "omnibus-5to7";
@@ -4720,7 +4700,7 @@ export interface operations {
     getRatingHistory: {
         parameters: {
             query?: {
-                /** @description The next or previous link's cursor */
+                /** @description The `next` or `previous` link's cursor (opaque) */
                 cursor?: string;
                 /** @description A family (GET /ratings lists them) */
                 family?: "cancellation-6to10" | "classic-3" | "classic-4" | "classic-5to7" | "omnibus-3" | "omnibus-4" | "omnibus-5to7";
@@ -5262,6 +5242,7 @@ export interface operations {
     listTables: {
         parameters: {
             query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
                 cursor?: string;
                 mine?: boolean;
                 open_seats?: boolean;
@@ -6292,7 +6273,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["CreateInviteInRequest"];
+                "application/json": components["schemas"]["InviteInRequest"];
             };
         };
         responses: {
@@ -7368,7 +7349,7 @@ export interface operations {
                     "application/json": components["schemas"]["TournamentOut"];
                 };
             };
-            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_idempotency_key`, `invalid_option`, `invalid_clock`, `invalid_bot_level` */
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_option`, `invalid_clock`, `invalid_bot_level`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8057,6 +8038,7 @@ export interface operations {
     listDeliveries: {
         parameters: {
             query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
                 cursor?: string;
                 status?: "failed" | "pending" | "succeeded";
             };
