@@ -47,9 +47,11 @@ test: $(VENV)/.installed
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-suite test-compiled
 
 # On both cores: pytest-xdist sends whole files to two worker processes, each with its own test
-# database (pytest-django) and Redis database (tests/parallel.py).
+# database (pytest-django) and Redis database (tests/parallel.py). It measures the coverage of the
+# test processes and fails below its floor ([tool.coverage.*] in pyproject.toml); HTML=1 also writes
+# htmlcov/ (docs/architecture.md, "Coverage").
 test-suite: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest -p tests.parallel -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -p tests.parallel -n 2 --dist loadfile --cov --cov-report=term $(if $(HTML),--cov-report=html) $(PYTEST_ARGS)
 
 # The inner loop: lint and every test not marked slow (no real servers, workers or browsers;
 # SQLite and in-process tasks when DATABASE_URL/REDIS_URL are not set), on both cores. CI runs everything.
@@ -59,7 +61,7 @@ test-fast: lint
 # The engine tests again, against the compiled engine: both builds must behave the same.
 # The pytest script (not `python -m`) keeps the source tree off sys.path.
 test-compiled: $(BENCH_VENV)/.installed
-	HEARTS_EXPECT_COMPILED=1 $(BENCH_VENV)/bin/pytest --import-mode=importlib -p no:django -p no:cacheprovider tests/engine
+	HEARTS_EXPECT_COMPILED=1 HEARTS_EXPECT_OPENSPIEL=1 $(BENCH_VENV)/bin/pytest --import-mode=importlib -p no:django -p no:cacheprovider tests/engine
 
 bench: $(BENCH_VENV)/.installed
 	# From an empty folder: Celery's Django fixup puts the working directory first on the import path,

@@ -55,6 +55,7 @@ except ImportError:  # the benchmark says so and prints what it can
 
 PLAYERS = 4  # OpenSpiel's Hearts is the 4-player classic game with passing
 HAND_POINTS = 26  # OpenSpiel's return for a seat is 26 minus its points (the shooter's is 26)
+PASS_CARDS = 3
 SPIEL_SUITS = "CDHS"  # OpenSpiel's card action is rank * 4 + suit, in this suit order
 # Ours to OpenSpiel's card numbering and back (ours is suit * 13 + rank, suits CDSH).
 TO_SPIEL = tuple(RANKS.index(NAMES[c][0]) * 4 + SPIEL_SUITS.index(NAMES[c][1]) for c in range(52))
@@ -119,6 +120,36 @@ def spiel_deal(game: Any, offset: int, hands: Sequence[int]) -> Any:
     return state
 
 
+def agreed_seat(spiel: Any, state: State, chosen: Sequence[Sequence[int]]) -> int:
+    """The seat OpenSpiel asks to act next, once both engines agree on it and on what it may do:
+    while passing (OpenSpiel takes the passes one card at a time, seat 0 first; ours takes each
+    seat's three at once, in any order), the cards it holds and has not chosen yet; while playing,
+    whose turn it is and the cards it may play. `chosen` holds each seat's pass cards so far."""
+    p: int = spiel.current_player()
+    theirs = sorted(spiel.legal_actions())
+    if state.phase == PASSING:
+        left = state.hands[p] & ~sum(1 << c for c in chosen[p])
+        assert state.legal_actions(p), f"seat {p} may not pass in our engine"
+        assert theirs == sorted(TO_SPIEL[c] for c in bits(left)), f"pass sets differ at seat {p}"
+    else:
+        assert state.phase == PLAYING and state.turn == p, f"turns differ: ours {state.turn}, {p}"
+        ours = sorted(TO_SPIEL[a.card] for a in state.legal_actions(p))  # type: ignore[attr-defined]
+        assert theirs == ours, f"legal sets differ at seat {p}: {theirs} vs {ours}"
+    return p
+
+
+def apply_card(spiel: Any, state: State, p: int, card: int, chosen: list[list[int]]) -> None:
+    """Seat p's card (ours) to both engines: a play at once, a pass card to OpenSpiel at once and
+    to ours as the seat's pass when it is the third (kept in `chosen` until then)."""
+    spiel.apply_action(TO_SPIEL[card])
+    if state.phase == PASSING:
+        chosen[p].append(card)
+        if len(chosen[p]) == PASS_CARDS:
+            state.push(p, Pass(chosen[p]))
+    else:
+        state.push(p, Play(card))
+
+
 class Ismcts:
     """The ISMCTS seats of one hand: one `pyspiel.ISMCTSBot` (it builds a new tree each step)."""
 
@@ -159,17 +190,9 @@ def play_hand(
     offset = pass_offset(state.options, state.hand_no)
     dealt = list(state.hands)
     spiel = spiel_deal(game, offset, dealt)
-    chosen: list[list[int]] = [[] for _ in range(PLAYERS)]  # ISMCTS seats' pass cards so far
+    chosen: list[list[int]] = [[] for _ in range(PLAYERS)]  # each seat's pass cards so far
     while not spiel.is_terminal():
-        p = spiel.current_player()
-        theirs = sorted(spiel.legal_actions())
-        if state.phase == PASSING:
-            left = state.hands[p] & ~sum(1 << c for c in chosen[p])
-            assert theirs == sorted(TO_SPIEL[c] for c in bits(left)), f"pass sets differ at seat {p}"
-        else:
-            assert state.phase == PLAYING and state.turn == p, f"turns differ: ours {state.turn}, {p}"
-            ours = sorted(TO_SPIEL[a.card] for a in state.legal_actions(p))  # type: ignore[attr-defined]
-            assert theirs == ours, f"legal sets differ at seat {p}: {theirs} vs {ours}"
+        p = agreed_seat(spiel, state, chosen)
         if p == seat:
             start = time.process_time()
             action = action_from_dict(decide(view(state, p, history=False), level, rng))
@@ -177,20 +200,12 @@ def play_hand(
             cards = list(action.cards) if isinstance(action, Pass) else [action.card]  # type: ignore[attr-defined]
             timing.ours_cards += len(cards)
             for card in cards:
-                spiel.apply_action(TO_SPIEL[card])
-            state.push(p, action)
+                apply_card(spiel, state, p, card, chosen)
             continue
         move, seconds = ismcts.step(spiel, state.phase == PASSING, offset, dealt, chosen[p])
         timing.ismcts_seconds += seconds
         timing.ismcts_cards += 1
-        spiel.apply_action(move)
-        card = FROM_SPIEL[move]
-        if state.phase == PASSING:
-            chosen[p].append(card)
-            if len(chosen[p]) == 3:
-                state.push(p, Pass(chosen[p]))
-        else:
-            state.push(p, Play(card))
+        apply_card(spiel, state, p, FROM_SPIEL[move], chosen)
     returns = [round(r) for r in spiel.returns()]
     moon = state.phase == MOON
     if moon:  # OpenSpiel scores a moon as "add": the shooter 0, everyone else 26

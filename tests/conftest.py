@@ -111,6 +111,25 @@ SLOW_FILES = frozenset(
 )
 SLOW_TESTS = (
     "test_whole_game_over_",  # the crawls of every response of whole games
+    # The engine's sweeps over every table size and variant, a whole random game each (the fast loop
+    # keeps one whole game at the default table; make test-compiled runs them all again, compiled).
+    "test_whole_random_games_keep_every_invariant",
+    "test_whole_random_cancellation_games_keep_every_invariant",
+    # Settings read by a whole started process (the parsers and a bad value of each variable are
+    # checked in-process by the fast loop).
+    "test_the_production_configuration_passes_check_deploy",
+    "test_good_values_in_their_usual_spellings_parse",
+    "test_debug_pages_are_refused_in_production_and_off_unless_asked",
+    "test_secret_key_is_required_in_production",
+    "test_the_command_line_checks_an_export_file",  # manage.py in a process of its own
+    "test_a_thinking_time_is_respected_within_a_tolerance",  # bots think for their real time
+    # Whole games through the service, in-process (CI plays them; the fast loop keeps the rules).
+    "test_a_rated_game_against_bots_moves_the_people_and_never_the_bots",
+    "test_an_unrated_table_changes_no_rating",
+    "test_a_seat_away_when_the_game_ends_is_placed_last",
+    "test_with_people_the_tables_run_one_after_another_on_their_clocks_until_the_standings",
+    "test_a_rematch_starts_when_every_person_accepts_with_the_seats_rotated_one_place",
+    "test_every_hand_of_a_game_verifies_against_the_commitment_seen_at_its_deal",
     "test_a_two_trick_delay_never_shows_",  # a spectator's crawl of a whole game, two tricks behind
     "test_a_whole_game_against_a_slow_wrong_and_silent_external_bot",  # waits out the bot's timeouts
 )
