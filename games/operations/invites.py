@@ -11,7 +11,7 @@ from games import services
 from games.errors import Code
 from games.operations.base import Access, Operation
 from games.operations.fields import EmptyIn, StrictIntegerField, StrictSerializer
-from games.operations.tables import position_field
+from games.operations.tables import JOINING, SEATS, position_field
 from games.services.invites import EXPIRY_LIMITS, USES_LIMITS
 
 MANAGE = (Code.not_found, (Code.not_seated, 422))  # a code is managed by a seated player or the app
@@ -84,15 +84,6 @@ JOIN_BY_INVITE = Operation(
         scope=c.principal.app,
         idempotency=c.idempotency,
     ),
-    errors=(
-        Code.not_found,
-        Code.table_not_open,
-        Code.invalid_seat,
-        Code.already_seated,
-        Code.seat_taken,
-        Code.table_full,
-        Code.invite_invalid,
-        Code.invite_expired,
-    ),
+    errors=(*SEATS, *JOINING),
     idempotent=True,
 )

@@ -33,6 +33,15 @@ from games.services.invites import MAX_INVITED
 
 # A change to an open table answers these besides its own codes.
 SEATS = (Code.not_found, Code.table_not_open)
+# Taking a seat, by table or by invite code, answers these besides.
+JOINING = (
+    Code.invalid_seat,
+    Code.already_seated,
+    Code.seat_taken,
+    Code.table_full,
+    Code.invite_invalid,
+    Code.invite_expired,
+)
 
 
 def _most_seats() -> int:
@@ -187,15 +196,7 @@ JOIN_TABLE = Operation(
         invite=c.get("invite"),
         idempotency=c.idempotency,
     ),
-    errors=(
-        *SEATS,
-        Code.invalid_seat,
-        Code.already_seated,
-        Code.seat_taken,
-        Code.table_full,
-        Code.invite_invalid,
-        Code.invite_expired,
-    ),
+    errors=(*SEATS, *JOINING),
     versioned=True,
     idempotent=True,
 )
