@@ -339,7 +339,8 @@ def test_limits_apply_over_the_socket_as_over_http(web: Callable[..., str]) -> N
 
     async def run() -> None:
         ws = await ready(base, world.token)
-        await send(ws, subscribe("1", bot, t=world.table, v=version - 1))  # a stale expectedVersion
+        # A version the table is not at (not -1: a version below 0 is invalid_input, as in REST).
+        await send(ws, subscribe("1", bot, t=world.table, v=version + 1))
         assert (await result(ws))["payload"]["data"]["addBot"]["errors"] == [{"code": "stale_version"}]
         await send(ws, subscribe("2", bot, t=world.table, v=version, k="one"))
         added = (await result(ws))["payload"]["data"]["addBot"]
