@@ -1,10 +1,14 @@
 """Load and faults on a production-like stack: uvicorn (2 workers), a Celery worker per lane
-(clocks, people, bots at a lower CPU priority, webhooks) and beat, a PostgreSQL and a Redis of its
-own, all on loopback. Many tables at once, half with a scripted person playing through REST and
-the event stream (some of them absent, so clocks run out), half bots only (the flood of the bot
-lane); while it runs, the people lane's worker is killed, Redis restarts, a web process is killed
-and PostgreSQL restarts. Afterwards every table has finished or is still moving, and every move log
-replays exactly.
+(clocks, people, bots at a lower CPU priority, webhooks, push) and beat, a PostgreSQL and a Redis of
+its own, all on loopback. Many tables at once, half with a scripted person playing through REST (some
+following the table's event stream, some polling the table with their phone's Web Push subscription
+registered, some absent, so clocks run out), half bots only (the flood of the bot lane), and a few
+correspondence tables (a 3-hour clock, nobody acting); while it runs, the people lane's worker is
+killed, Redis restarts (and the correspondence deadlines come due just after), a web process is
+killed and PostgreSQL restarts. Afterwards every table has finished or is still moving, every move
+log replays exactly, and the pushes a local Web Push service received are checked: how long after
+the turn's commit, none to a player watching the table, none twice, and the correspondence deadlines
+acted on without the Redis clock set.
 
     python bench/load.py                      # 200 tables, faults on (several minutes)
     python bench/load.py --tables 16 --check  # the CI size: exit 1 if an invariant fails
@@ -12,15 +16,19 @@ replays exactly.
 
 Needs PostgreSQL's server programs (initdb, postgres: its own cluster in a scratch directory, on a
 free port, so restarting it disturbs nothing else; as root it runs them as the `postgres` user)
-and `redis-server` on the PATH (its own instance too).
+and `redis-server` on the PATH (its own instance too). The Web Push service is tests/push/providers.py's
+FakeWebPush, run in a process of its own (`--serve-webpush`) so that its decryption never takes the
+client's CPU or event loop.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import glob
+import json
 import os
 import random
 import secrets
@@ -31,9 +39,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import psycopg
@@ -51,7 +61,16 @@ LANES = [
     ("people", "people", 2, 0),
     ("bots", "bots", 1, 10),
     ("webhooks", "webhooks", 1, 0),
+    ("push", "push", 2, 0),
 ]
+# A turn is pushed this many seconds after its commit unless the seat acted or its player watches the
+# table (PUSH_GRACE_SECONDS, 5 by default). The bench uses 0, so that the push lag is the
+# service's own delay (a production lag is the grace plus this) and every turn of a player who is not
+# watching is pushed, however soon they act.
+PUSH_GRACE = os.environ.get("PUSH_GRACE_SECONDS", "0")
+CORRESPONDENCE_CLOCK = 3 * 3600  # seconds: a correspondence table's pass, play and moon clocks
+POLL_SECONDS = 1.0  # a person without a stream reads the table this often
+PUSH_WAIT = 2.0  # ... and, on their turn, waits this long at most for its push before acting
 
 
 def _free_port() -> int:
@@ -93,7 +112,10 @@ class Stack:
             # The scripted people do not watch: bots play unpaced unless BOT_PACE_MS is set (then
             # the person tables' bot cards wait that pace, docs/bots-and-clocks.md#pace).
             "BOT_PACE_MS": os.environ.get("BOT_PACE_MS", "0"),
+            "PUSH_GRACE_SECONDS": PUSH_GRACE,
+            "WEBHOOK_ALLOW_PRIVATE_HOSTS": "true",  # the Web Push service listens on 127.0.0.1
         }
+        self.webpush_url = ""
 
     @property
     def base(self) -> str:
@@ -178,6 +200,24 @@ class Stack:
         level = ["-l", self.env["LOG_LEVEL"].lower()]
         self._start(name, [*niced, *celery, "worker", "-n", f"{name}@%h", *opts, *level])
 
+    def start_webpush(self) -> None:
+        """The local Web Push service, in a process of its own: `webpush_url` once it listens."""
+        log = open(self.workdir / "webpush.log", "ab")  # noqa: SIM115 (closed with the process)
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--serve-webpush"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+        )
+        self.procs["webpush"] = proc
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip()  # printed once it listens
+        if not port.isdigit():
+            raise RuntimeError("the Web Push service did not start: see " + str(self.workdir / "webpush.log"))
+        self.webpush_url = f"http://127.0.0.1:{int(port)}"
+
     def start(self) -> None:
         self.init_postgres()
         self.start_postgres()
@@ -255,7 +295,50 @@ class Figures:
     reconnects: int = 0
     refusals: dict[str, int] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
+    fault_at: dict[str, float] = field(default_factory=dict)  # wall clock of each fault's end
     started: float = 0.0  # wall clock at the start of play
+    on_push: int = 0  # turns a person without a stream played once its push came ...
+    without_push: int = 0  # ... and after PUSH_WAIT without one
+    correspondence_due: dict[int, dt.datetime] = field(default_factory=dict)  # deadlines moved to now
+
+
+@dataclass
+class Person:
+    """A scripted person: `stream` follows the table's event stream and acts at once on each
+    your_turn; `pocket` has no stream: it reads the table every POLL_SECONDS and, on its turn, acts
+    when the turn's push reaches its phone (or after PUSH_WAIT); `absent` and `correspondence`
+    never act. With push on, each has a Web Push subscription registered as a device."""
+
+    table: int
+    token: str
+    mode: str
+    endpoint: str = ""
+    live: list[tuple[float, float]] = field(default_factory=list)  # the stream open: wall clock spans
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+class WebPushControl:
+    """The bench's side of the local Web Push service's control API (serve_webpush)."""
+
+    def __init__(self, url: str) -> None:
+        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+        self.http = httpx.AsyncClient(base_url=url, limits=limits, timeout=httpx.Timeout(10.0, read=30.0))
+
+    async def subscription(self, server_key: str) -> dict[str, Any]:
+        """A browser's PushManager.subscribe({applicationServerKey}): endpoint and keys."""
+        r = await self.http.post("/control/subscribe", json={"server_key": server_key})
+        r.raise_for_status()
+        return dict(r.json())
+
+    async def wait_turn(self, endpoint: str, after: int, timeout: float) -> int:
+        """The subscription's turn pushes so far, once there are more than `after` (or `timeout` s)."""
+        params = {"path": urlsplit(endpoint).path, "after": after, "timeout": timeout}
+        r = await self.http.get("/control/wait", params=params)
+        r.raise_for_status()
+        return int(r.json()["turns"])
 
 
 async def _post(
@@ -283,12 +366,14 @@ def _choose(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {"type": "play", "card": rng.choice(legal["cards"])}
 
 
-async def person(client: httpx.AsyncClient, table: int, token: str, f: Figures, deadline: float) -> None:
+async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: float) -> None:
     """A scripted person: follows the table stream and acts on each your_turn, resuming the
-    stream after any disconnect with the last event id."""
-    auth = {"Authorization": f"Bearer {token}"}
+    stream after any disconnect with the last event id. Each connection's span, from its first line
+    to its end as the client sees them, goes to `p.live` (a push then is to a player watching)."""
+    table, auth = p.table, p.auth
     rng, last = random.Random(table), None
     while time.monotonic() < deadline:
+        opened = None
         try:
             params = {"format": "ndjson", **({"last_event_id": last} if last else {})}
             async with client.stream(
@@ -301,6 +386,8 @@ async def person(client: httpx.AsyncClient, table: int, token: str, f: Figures, 
                 async for line in r.aiter_lines():
                     if not line:
                         continue
+                    if opened is None:
+                        opened = time.time()
                     event = httpx.Response(200, content=line).json()
                     if event["type"] == "keepalive":
                         continue
@@ -309,21 +396,61 @@ async def person(client: httpx.AsyncClient, table: int, token: str, f: Figures, 
                         return
                     if event["type"] != "your_turn":
                         continue
-                    action = _choose(event["legal_actions"], rng)
-                    headers = {**auth, "Idempotency-Key": f"t{table}-v{event['version']}"}
-                    body = {**action, "expected_version": event["version"]}
-                    start = time.perf_counter()
-                    answer = await _post(client, f"/api/v1/tables/{table}/actions", body, headers, f)
-                    if action["type"] == "play":
-                        f.play_ms.append((time.perf_counter() - start) * 1000)
-                        f.play_spans.append((start, time.perf_counter()))
-                    if answer.status_code != 200:
-                        code = answer.json().get("code", str(answer.status_code))
-                        f.refusals[code] = f.refusals.get(code, 0) + 1
+                    await _act(client, p, event["legal_actions"], event["version"], rng, f)
         except (httpx.HTTPError, ValueError):
             pass
+        finally:
+            if opened is not None:
+                p.live.append((opened, time.time()))
         f.reconnects += 1
         await asyncio.sleep(0.5)
+
+
+async def _act(
+    client: httpx.AsyncClient, p: Person, legal: dict[str, Any], version: int, rng: random.Random, f: Figures
+) -> None:
+    action = _choose(legal, rng)
+    headers = {**p.auth, "Idempotency-Key": f"t{p.table}-v{version}"}
+    body = {**action, "expected_version": version}
+    start = time.perf_counter()
+    answer = await _post(client, f"/api/v1/tables/{p.table}/actions", body, headers, f)
+    if action["type"] == "play":
+        f.play_ms.append((time.perf_counter() - start) * 1000)
+        f.play_spans.append((start, time.perf_counter()))
+    if answer.status_code != 200:
+        code = answer.json().get("code", str(answer.status_code))
+        f.refusals[code] = f.refusals.get(code, 0) + 1
+
+
+async def pocket(
+    client: httpx.AsyncClient, fake: WebPushControl, p: Person, f: Figures, deadline: float
+) -> None:
+    """A person with the app in the background: no stream. Reads the table every POLL_SECONDS; on
+    their turn, waits for its push (at most PUSH_WAIT s), then acts. Waiting keeps the push lag
+    measurable: a person who acted first would cancel a late push, and the tail would go unseen."""
+    rng, pushes = random.Random(p.table), 0
+    while time.monotonic() < deadline:
+        try:
+            r = await client.get(f"/api/v1/tables/{p.table}", headers=p.auth)
+        except httpx.HTTPError:
+            f.transport_errors += 1
+            r = None
+        if r is not None and r.status_code >= 500:
+            f.statuses_5xx[r.status_code] = f.statuses_5xx.get(r.status_code, 0) + 1
+        elif r is not None and r.status_code == 200:
+            body = r.json()
+            if body["status"] in ("finished", "abandoned"):
+                return
+            game, seat = body.get("game") or {}, body.get("your_seat")
+            if seat is not None and seat in game.get("to_act", ()) and game.get("legal_actions"):
+                seen = await fake.wait_turn(p.endpoint, pushes, PUSH_WAIT)
+                if seen > pushes:
+                    f.on_push += 1
+                else:
+                    f.without_push += 1
+                pushes = seen
+                await _act(client, p, game["legal_actions"], body["version"], rng, f)
+        await asyncio.sleep(POLL_SECONDS)
 
 
 async def healthz(client: httpx.AsyncClient, f: Figures, stop: asyncio.Event) -> None:
@@ -337,9 +464,9 @@ async def healthz(client: httpx.AsyncClient, f: Figures, stop: asyncio.Event) ->
         await asyncio.sleep(0.25)
 
 
-async def faults(stack: Stack, f: Figures, at: list[float], t0: float) -> None:
-    """Kill the people lane's worker, restart Redis, kill a web process, restart PostgreSQL (down
-    for 5 s): at the given seconds into the run."""
+async def faults(stack: Stack, f: Figures, at: list[float], t0: float, redis_back: Any = None) -> None:
+    """Kill the people lane's worker, restart Redis (then call `redis_back`), kill a web process,
+    restart PostgreSQL (down for 5 s): at the given seconds into the run."""
 
     def restart_postgres() -> None:
         down = time.perf_counter()
@@ -348,12 +475,19 @@ async def faults(stack: Stack, f: Figures, at: list[float], t0: float) -> None:
         stack.start_postgres()
         f.db_down = (down, time.perf_counter())
 
+    def restart_redis() -> None:
+        stack.kill("redis")
+        stack.start_redis()
+        f.fault_at["redis"] = time.time()
+        if redis_back is not None:
+            redis_back()
+
     steps = [
         (
             "people lane worker killed (SIGKILL), replaced",
             lambda: (stack.kill("people"), stack.start_worker(*LANES[1])),
         ),
-        ("redis restarted (its queue and pub/sub lost)", lambda: (stack.kill("redis"), stack.start_redis())),
+        ("redis restarted (its queue and pub/sub lost)", restart_redis),
         ("one uvicorn worker killed (SIGKILL)", stack.kill_web_worker),
         ("postgres restarted (fast shutdown, down 5 s)", restart_postgres),
     ]
@@ -363,11 +497,26 @@ async def faults(stack: Stack, f: Figures, at: list[float], t0: float) -> None:
         f.faults.append(f"{time.monotonic() - t0:.0f}s: {what}")
 
 
+def correspondence_due_now(stack: Stack, ids: list[int], f: Figures) -> None:
+    """Just after Redis came back (its clock set empty, so the 3-hour clocks' entries are gone), move
+    the correspondence tables' deadlines to now in the database, their only record left: the sweep's
+    query on `deadline` must act on them."""
+    with psycopg.connect(stack.db_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "UPDATE games_table SET deadline = clock_timestamp() WHERE id = ANY(%s) AND deadline IS NOT NULL"
+            " AND status IN ('passing', 'playing', 'moon_choice') RETURNING id, deadline",
+            (ids,),
+        ).fetchall()
+    f.correspondence_due = {int(table): deadline for table, deadline in rows}
+
+
 async def create_tables(
     client: httpx.AsyncClient, app_auth: dict[str, str], f: Figures, people: int, bots: int, tag: str
-) -> tuple[list[int], list[tuple[int, str, bool]]]:
-    """`people` tables with one person and three bots, `bots` tables of bots only."""
+) -> tuple[list[int], list[Person]]:
+    """`people` tables with one person and three bots, `bots` tables of bots only. Absent people at
+    random (ABSENT_SHARE); of the others, every 1/POCKET_SHARE-th has no stream (`pocket`)."""
     ids, persons = [], []
+    present = 0
     for i in range(people + bots):
         human = i < people
         body = {
@@ -381,23 +530,75 @@ async def create_tables(
         if human:
             key = {**app_auth, "Idempotency-Key": f"{tag}p{i}"}
             player = await _post(client, "/api/v1/players", {"name": f"p{i}"}, key, f)
-            persons.append((table["id"], player.json()["token"], random.random() < ABSENT_SHARE[0]))
+            if random.random() < ABSENT_SHARE[0]:
+                mode = "absent"
+            else:
+                share = POCKET_SHARE[0]
+                mode = "pocket" if int((present + 1) * share) > int(present * share) else "stream"
+                present += 1
+            persons.append(Person(table["id"], player.json()["token"], mode))
     return ids, persons
 
 
+async def create_correspondence(
+    client: httpx.AsyncClient, app_auth: dict[str, str], f: Figures, count: int
+) -> list[Person]:
+    """`count` correspondence tables (every clock CORRESPONDENCE_CLOCK) of three bots and a person
+    who never acts: each waits on its person's 3-hour pass until its deadline is moved."""
+    persons = []
+    clock = CORRESPONDENCE_CLOCK
+    for i in range(count):
+        body = {
+            "options": {"target_score": 50},
+            "bots": {str(s): "basic" for s in range(1, 4)},
+            "clocks": {"pass": clock, "play": clock, "moon": clock},
+        }
+        table = (
+            await _post(client, "/api/v1/tables", body, {**app_auth, "Idempotency-Key": f"k{i}"}, f)
+        ).json()
+        key = {**app_auth, "Idempotency-Key": f"kp{i}"}
+        player = await _post(client, "/api/v1/players", {"name": f"k{i}"}, key, f)
+        persons.append(Person(table["id"], player.json()["token"], "correspondence"))
+    return persons
+
+
 ABSENT_SHARE = [0.1]
+POCKET_SHARE = [0.5]  # of the people who act: no stream, they learn of their turn by push (and polling)
 WARM_UP = 10.0  # seconds of each capacity step not measured
 
 
+async def register_devices(
+    client: httpx.AsyncClient, fake: WebPushControl, persons: list[Person], f: Figures
+) -> None:
+    """Each person subscribes with the served VAPID key, as a browser would, and registers the
+    subscription as a push device (before joining: their first turn is pushed)."""
+    gate = asyncio.Semaphore(8)
+
+    async def one(p: Person) -> None:
+        async with gate:
+            r = await client.get("/api/v1/push/vapid-key", headers=p.auth)
+            assert r.status_code == 200, r.text
+            sub = await fake.subscription(r.json()["public_key"])
+            device = {"kind": "webpush", "token": sub["endpoint"], "keys": sub["keys"]}
+            r = await _post(client, "/api/v1/me/devices", device, p.auth, f)
+            assert r.status_code in (200, 201), r.text
+            p.endpoint = sub["endpoint"]
+
+    await asyncio.gather(*(one(p) for p in persons))
+
+
 async def seat_people(
-    client: httpx.AsyncClient, persons: list[tuple[int, str, bool]], f: Figures, until: float
+    client: httpx.AsyncClient, persons: list[Person], f: Figures, until: float, fake: WebPushControl | None
 ) -> list[asyncio.Task[None]]:
     tasks = []
-    for table, token, absent in persons:
-        r = await _post(client, f"/api/v1/tables/{table}/join", {}, {"Authorization": f"Bearer {token}"}, f)
+    for p in persons:
+        r = await _post(client, f"/api/v1/tables/{p.table}/join", {}, p.auth, f)
         assert r.status_code == 200, r.text
-        if not absent:  # an absent person's clock runs out: the server plays for them
-            tasks.append(asyncio.create_task(person(client, table, token, f, until)))
+        if p.mode == "stream":
+            tasks.append(asyncio.create_task(person(client, p, f, until)))
+        elif p.mode == "pocket" and fake is not None:
+            tasks.append(asyncio.create_task(pocket(client, fake, p, f, until)))
+        # absent, correspondence: their clocks run out, the server plays for them
     return tasks
 
 
@@ -407,27 +608,31 @@ def _client(stack: Stack, connections: int) -> httpx.AsyncClient:
 
 
 async def run(
-    stack: Stack, tables: int, duration: float, with_faults: bool
-) -> tuple[Figures, list[int], list[int], float]:
+    stack: Stack, tables: int, duration: float, with_faults: bool, correspondence: int
+) -> tuple[Figures, list[int], list[Person], list[Person], float]:
     f = Figures()
     app_auth = {"Authorization": f"Bearer {stack.app_key()}"}
-    async with _client(stack, tables) as client:
+    fake = WebPushControl(stack.webpush_url)
+    async with _client(stack, tables) as client, fake.http:
         ids, persons = await create_tables(client, app_auth, f, tables // 2, tables - tables // 2, "")
-        people_ids = [table for table, _, _ in persons]
+        corr = await create_correspondence(client, app_auth, f, correspondence)
+        await register_devices(client, fake, persons + corr, f)
         t0 = time.monotonic()
         f.started = time.time()
         stop = asyncio.Event()
         tasks = [asyncio.create_task(healthz(client, f, stop))]
-        tasks += await seat_people(client, persons, f, t0 + duration)
+        tasks += await seat_people(client, persons + corr, f, t0 + duration, fake)
         if with_faults:  # all four happen, even if the tables were quick
-            await faults(stack, f, [duration * 0.15, duration * 0.35, duration * 0.55, duration * 0.75], t0)
+            at = [duration * 0.15, duration * 0.35, duration * 0.55, duration * 0.75]
+            corr_ids = [p.table for p in corr]
+            await faults(stack, f, at, t0, lambda: correspondence_due_now(stack, corr_ids, f))
         await _until_done(ids, t0 + duration)
         elapsed = time.monotonic() - t0
         stop.set()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    return f, ids, people_ids, elapsed
+    return f, ids, persons, corr, elapsed
 
 
 async def capacity_step(
@@ -438,9 +643,9 @@ async def capacity_step(
     f = Figures()
     app_auth = {"Authorization": f"Bearer {stack.app_key()}"}
     async with _client(stack, people) as client:
-        ABSENT_SHARE[0] = 0.0
+        ABSENT_SHARE[0], POCKET_SHARE[0] = 0.0, 0.0  # everyone follows the stream, no devices
         ids, persons = await create_tables(client, app_auth, f, people, flood, f"cap{people}-")
-        tasks = await seat_people(client, persons, f, time.monotonic() + WARM_UP + seconds)
+        tasks = await seat_people(client, persons, f, time.monotonic() + WARM_UP + seconds, None)
         await asyncio.sleep(WARM_UP)  # connections opened, code paths warm: then measure
         f.play_ms.clear()
         f.play_spans.clear()
@@ -580,14 +785,24 @@ def _print_client(f: Figures) -> None:
 
 def load(args: argparse.Namespace, stack: Stack) -> bool:
     duration = args.duration or max(90.0, args.tables * 1.5)
-    f, ids, people_ids, elapsed = asyncio.run(run(stack, args.tables, duration, not args.no_faults))
+    stack.start_webpush()
+    with_faults = not args.no_faults
+    f, ids, persons, corr, elapsed = asyncio.run(
+        run(stack, args.tables, duration, with_faults, args.correspondence)
+    )
+    people_ids = [p.table for p in persons]
     result = verify(ids)
     worst = sorted(result["lags"], reverse=True)[:5]
     result["worst"] = [f"{lag:.0f} ms at {at - f.started:.0f}s" for lag, at in worst]
     lags = [lag for lag, _ in result["lags"]]
     bot_ids = [t for t in ids if t not in set(people_ids)]
     bot_finished = _finished(bot_ids)
+    modes = Counter(p.mode for p in persons)
     print(f"tables: {args.tables} ({len(people_ids)} with a person, {len(bot_ids)} bots only)")
+    print(
+        f"people: {len(persons)} ({modes['stream']} following the stream, {modes['pocket']} polling"
+        f" without one, {modes['absent']} absent)"
+    )
     print(f"seconds: {elapsed:.0f}")
     print(f"actions_per_second: {result['actions'] / elapsed:.1f}")
     print(f"play_latency_p50_ms: {_pct(f.play_ms, 0.5):.1f}")
@@ -611,12 +826,134 @@ def load(args: argparse.Namespace, stack: Stack) -> bool:
     print(f"move_logs_replayed_exactly: {result['replayed']}")
     _print_client(f)
     print(f"timeout_lag_worst: {', '.join(result['worst'])}")
+    push_ok = push_figures(persons + corr, stack.webpush_url, f)
+    sweep = float(stack.env["SWEEP_SECONDS"])
+    corr_ok = correspondence_figures(corr, f, with_faults, result["problems"], sweep)
     for fault in f.faults:
         print(f"fault: {fault}")
     for problem in result["problems"]:
         print(f"PROBLEM: {problem}")
     ok = not result["problems"] and result["replayed"] == args.tables and f.statuses_5xx.get(500, 0) == 0
-    return ok and (args.no_faults or len(f.faults) == 4)
+    return ok and push_ok and corr_ok and (args.no_faults or len(f.faults) == 4)
+
+
+def push_figures(people: list[Person], fake_url: str, f: Figures) -> bool:
+    """The pushes the Web Push service received, against the messages recorded in the database: the
+    lag from a turn's commit (PushMessage.created_at, set in the move's transaction) to the
+    provider's request; pushes to a player whose stream was open from that commit to the push;
+    repeats. True when nothing reached a watching player, nothing came twice, the provider refused
+    nothing, and pushes came at all."""
+    from games.models import PushMessage
+
+    got = httpx.get(fake_url + "/control/receipts", timeout=60).json()
+    receipts: list[dict[str, Any]] = got["receipts"]
+    by_path = {urlsplit(p.endpoint).path: p for p in people if p.endpoint}
+    mode_of = {p.endpoint: p.mode for p in people if p.endpoint}
+    fields = ("uuid", "device_id", "device__token", "kind", "key", "status", "last_error", "created_at")
+    rows = {str(m["uuid"]): m for m in PushMessage.objects.values(*fields)}
+    lags: list[tuple[float, float]] = []  # (ms, wall clock of the commit)
+    unknown, watched, finished_watched = 0, [], 0
+    to_streamers: Counter[str] = Counter()
+    for r in receipts:
+        row = rows.get(str(r["message"]))
+        if row is None:
+            unknown += 1
+            continue
+        made = row["created_at"].timestamp()
+        if r["kind"] == "turn":
+            lags.append(((r["at"] - made) * 1000, made))
+        p = by_path.get(r["path"])
+        if p is None or p.mode != "stream":
+            continue
+        to_streamers[r["kind"]] += 1
+        if any(opened <= made and r["at"] <= closed for opened, closed in p.live):
+            if r["kind"] == "finished":  # a game's end goes to everyone seated (games/push/sending.py)
+                finished_watched += 1
+            else:
+                since = f", {made - f.fault_at['redis']:.1f}s after redis" if "redis" in f.fault_at else ""
+                watched.append(f"table {p.table} {r['kind']} at {made - f.started:.1f}s{since}")
+    per_message = Counter(str(r["message"]) for r in receipts)
+    repeats = sum(n - 1 for n in per_message.values())
+    per_turn = Counter((rows[m]["device_id"], rows[m]["key"]) for m in per_message if m in rows)
+    repeats += sum(n - 1 for n in per_turn.values())  # two messages of one turn on one device
+    turns = [m for m in rows.values() if m["kind"] == "turn" and mode_of.get(m["device__token"]) != "stream"]
+    unpushed = [m for m in turns if m["status"] == "cancelled" and m["last_error"] == "acted"]
+    ms = [lag for lag, _ in lags]
+    worst = [f"{lag:.0f} ms at {made - f.started:.0f}s" for lag, made in sorted(lags, reverse=True)[:5]]
+    statuses = Counter(m["status"] for m in rows.values())
+    reasons = Counter(m["last_error"] for m in rows.values() if m["status"] == "cancelled")
+    modes = Counter(p.mode for p in people if p.endpoint)
+    print(f"push_grace_seconds: {PUSH_GRACE}")
+    print(f"push_devices: {sum(modes.values())} {dict(sorted(modes.items()))}")
+    print(f"push_receipts: {len(receipts)} {dict(sorted(Counter(r['kind'] for r in receipts).items()))}")
+    print(f"push_lags_measured: {len(ms)}")
+    print(f"push_lag_p50_ms: {_pct(ms, 0.5):.1f}")
+    print(f"push_lag_p99_ms: {_pct(ms, 0.99):.1f}")
+    print(f"push_lag_max_ms: {max(ms, default=float('nan')):.1f}")
+    print(f"push_lag_worst: {', '.join(worst)}")
+    # A turn whose seat acted (or timed out) before its push went was never pushed: its lag, unseen, was
+    # longer than that. Counted as infinitely late, they bound the p99 from above.
+    print(f"push_turns_unpushed_seat_acted_first: {len(unpushed)} of {len(turns)}")
+    print(f"push_lag_p99_ms_counting_unpushed_as_late: {_pct(ms + [float('inf')] * len(unpushed), 0.99):.1f}")
+    when = sorted(m["created_at"].timestamp() - f.started for m in unpushed)
+    print(f"push_turns_unpushed_at: {', '.join(f'{at:.0f}s' for at in when[:10])}")
+    print(f"pocket_turns_played_on_their_push: {f.on_push} of {f.on_push + f.without_push}")
+    print(f"pushes_to_seats_with_a_live_stream: {len(watched)}")
+    print(f"finished_pushes_to_seats_with_a_live_stream: {finished_watched}")
+    print(f"pushes_to_streaming_people: {sum(to_streamers.values())} {dict(sorted(to_streamers.items()))}")
+    print(f"duplicate_pushes_per_turn: {repeats}")
+    print(f"push_receipts_of_unknown_messages: {unknown}")
+    print(f"push_messages: {len(rows)} {dict(sorted(statuses.items()))}")
+    print(f"push_messages_cancelled: {dict(sorted(reasons.items()))}")
+    print(f"push_requests_refused_by_the_provider: {len(got['problems'])} {got['problems'][:3]}")
+    for line in watched[:5]:
+        print(f"push_to_a_live_stream: {line}")
+    return not watched and not repeats and not unknown and not got["problems"] and bool(receipts)
+
+
+def correspondence_figures(
+    corr: list[Person], f: Figures, with_faults: bool, problems: list[str], sweep_seconds: float
+) -> bool:
+    """Whether the sweep acted on each correspondence deadline moved to just after the Redis restart,
+    and how long past the deadline; their move logs replay. True when every one was acted on."""
+    from django.db import transaction
+
+    from games.models import Move, Table
+    from games.tasks import CLOCK_GRACE
+
+    replayed = 0
+    for p in corr:
+        with transaction.atomic():
+            replayed += _check_table(Table.objects.get(pk=p.table), problems)
+    print(f"correspondence_tables: {len(corr)} (clocks {CORRESPONDENCE_CLOCK} s, the person absent)")
+    print(f"correspondence_move_logs_replayed_exactly: {replayed} of {len(corr)}")
+    if not with_faults:
+        print("correspondence_deadlines_acted_after_redis_restart: not measured (no faults)")
+        return replayed == len(corr)
+    delays = []
+    for table, deadline in f.correspondence_due.items():
+        acted = None
+        moves = Move.objects.filter(table_id=table, created_at__gte=deadline).order_by("seq")
+        for move in moves:
+            for kind, data, _, _ in move.events:
+                missed = data.get("deadline") if kind == "turn_timed_out" else None
+                if missed and abs((dt.datetime.fromisoformat(missed) - deadline).total_seconds()) < 1:
+                    acted = move.created_at
+            if acted is not None:
+                break
+        if acted is not None:
+            delays.append((acted - deadline).total_seconds() * 1000)
+    due = len(f.correspondence_due)
+    print(
+        f"correspondence_deadlines_acted_after_redis_restart: {len(delays)} of {due} (of {len(corr)} tables)"
+    )
+    print(f"correspondence_act_delay_p50_ms: {_pct(delays, 0.5):.0f}")
+    print(f"correspondence_act_delay_max_ms: {max(delays, default=float('nan')):.0f}")
+    print(f"sweep_interval_ms: {sweep_seconds * 1000:.0f}")
+    print(
+        f"clock_grace_ms: {CLOCK_GRACE.total_seconds() * 1000:.0f}"
+    )  # the sweep acts once a clock is this late
+    return replayed == len(corr) and due == len(corr) and len(delays) == due
 
 
 def _finished(ids: list[int]) -> int:
@@ -645,12 +982,88 @@ def capacity(args: argparse.Namespace, stack: Stack) -> bool:
     return held > 0
 
 
+def serve_webpush() -> int:
+    """`--serve-webpush`: tests/push/providers.py's FakeWebPush (it checks VAPID and decrypts every
+    message as the browser would), with each accepted message's arrival time (`time.time()` when its
+    request was read) and a small control API for the bench: POST /control/subscribe {"server_key"}
+    makes a subscription, GET /control/wait?path=&after=&timeout= answers once that subscription
+    has more than `after` turn pushes (the phone buzzing), GET /control/receipts lists them all.
+    Prints its port, then serves until it is terminated."""
+    from tests.push.providers import FakeWebPush, Receive, Request, Scope, Send
+
+    class BenchWebPush(FakeWebPush):
+        def __init__(self) -> None:
+            super().__init__()
+            self.receipts: list[dict[str, Any]] = []
+            self.turns: dict[str, int] = {}  # subscription path -> turn pushes received
+            self.events: dict[str, asyncio.Event] = {}
+
+        def handle(self, request: Request) -> Any:  # runs in the server's event loop
+            at = time.time()
+            before = len(self.received)
+            answer = super().handle(request)
+            if len(self.received) > before:
+                data = self.received[-1]["payload"].get("data") or {}
+                kind = data.get("kind")
+                self.receipts.append(
+                    {"path": request.path, "at": at, "message": data.get("message"), "kind": kind}
+                )
+                if kind == "turn":
+                    self.turns[request.path] = self.turns.get(request.path, 0) + 1
+                    event = self.events.pop(request.path, None)
+                    if event is not None:
+                        event.set()
+            return answer
+
+        async def _wait(self, path: str, after: int, timeout: float) -> int:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + timeout
+            while self.turns.get(path, 0) <= after and end > loop.time():
+                event = self.events.setdefault(path, asyncio.Event())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), end - loop.time())
+            return self.turns.get(path, 0)
+
+        async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or not scope["path"].startswith("/control/"):
+                await super()._app(scope, receive, send)
+                return
+            body = b""
+            while True:
+                event = await receive()
+                body += event.get("body", b"")
+                if not event.get("more_body"):
+                    break
+            query = {k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode()).items()}
+            out: Any = None
+            if scope["path"] == "/control/subscribe":
+                out = self.subscription(server_key=json.loads(body)["server_key"])
+            elif scope["path"] == "/control/wait":
+                out = {"turns": await self._wait(query["path"], int(query["after"]), float(query["timeout"]))}
+            elif scope["path"] == "/control/receipts":
+                out = {"receipts": self.receipts, "requests": self.requests, "problems": self.problems}
+            payload = json.dumps(out).encode()
+            status = 404 if out is None else 200
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+
+    fake = BenchWebPush().start()
+    print(fake.port, flush=True)
+    while True:  # until SIGTERM (Stack.stop)
+        time.sleep(3600)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--absent", type=float, default=0.1, help="share of people who never act")
     parser.add_argument("--duration", type=float, default=0, help="seconds before checking (default by size)")
     parser.add_argument("--no-faults", action="store_true")
+    parser.add_argument(
+        "--correspondence", type=int, default=4, help="tables with 3-hour clocks, due after the Redis restart"
+    )
+    parser.add_argument("--pocket", type=float, default=0.5, help="share of acting people without a stream")
     parser.add_argument("--check", action="store_true", help="exit 1 when an invariant fails")
     parser.add_argument("--capacity", action="store_true", help="find the most person tables that hold")
     parser.add_argument("--flood", type=int, default=0, help="capacity: bot-only tables beside")
@@ -659,8 +1072,11 @@ def main() -> int:
     parser.add_argument("--step-seconds", type=float, default=60)
     parser.add_argument("--p99-ms", type=float, default=250)
     parser.add_argument("--logs", help="keep the processes' logs in this directory")
+    parser.add_argument("--serve-webpush", action="store_true", help=argparse.SUPPRESS)  # Stack.start_webpush
     args = parser.parse_args()
-    ABSENT_SHARE[0] = args.absent
+    if args.serve_webpush:
+        return serve_webpush()
+    ABSENT_SHARE[0], POCKET_SHARE[0] = args.absent, args.pocket
     with tempfile.TemporaryDirectory() as tmp:
         if args.logs:
             Path(args.logs).mkdir(parents=True, exist_ok=True)

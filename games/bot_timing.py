@@ -1,4 +1,5 @@
-"""Bots' thinking time and pace at a table: the creation options, checked, and the values in force.
+"""Bots' thinking time and pace at a table: the creation options, checked, and the values in force;
+and what makes a table a correspondence table (CORRESPONDENCE_SECONDS), where bots never pace.
 
 Both live in the table's `clocks` JSON beside the turn clocks (they are timings of the table, set
 at creation and copied to a rematch with the clocks), under the keys THINK_KEY and PACE_KEY; an
@@ -7,7 +8,9 @@ absent key is the default. `turn_clocks` is what a reader sees as the clocks, wi
   of their levels' fixed iteration budgets; absent: the budgets, and a seed replays exactly.
 - `bot_pace_ms`: the delay before each bot card played (PACE_MS_LIMITS), so that a person can
   follow the trick. Absent: settings.BOT_PACE_MS while a person sits at the table, else 0 (a
-  bot-only table is paced only when asked).
+  bot-only table is paced only when asked). Always 0 at a correspondence table.
+- A correspondence table is one whose play clock is at least CORRESPONDENCE_SECONDS: its people
+  move hours or days apart (docs/bots-and-clocks.md#correspondence-tables).
 """
 
 from __future__ import annotations
@@ -25,6 +28,14 @@ if TYPE_CHECKING:
 THINK_KEY, PACE_KEY = "bot_think_ms", "bot_pace_ms"
 THINK_MS_LIMITS = (10, 5000)
 PACE_MS_LIMITS = (0, 2000)
+CORRESPONDENCE_SECONDS = 3600  # a play clock of at least this makes a correspondence table
+
+
+def is_correspondence(clocks: Mapping[str, Any]) -> bool:
+    """A table whose play clock is an hour or more: nobody sits watching it, so its bots move at
+    once and its people are reminded before their clock runs out (services.reminders)."""
+    play = clocks.get("play")
+    return isinstance(play, int) and play >= CORRESPONDENCE_SECONDS
 
 
 def timing_from(think_ms: object = None, pace_ms: object = None) -> dict[str, int]:
@@ -53,7 +64,11 @@ def think_ms(table: Table) -> int | None:
 
 
 def pace_ms(table: Table) -> int:
-    """The delay before each bot card played at this table, in milliseconds, as of its seats now."""
+    """The delay before each bot card played at this table, in milliseconds, as of its seats now:
+    none at a correspondence table, whatever it asked for (nobody watches a card played hours
+    after the last)."""
+    if is_correspondence(table.clocks):
+        return 0
     value = table.clocks.get(PACE_KEY)
     if isinstance(value, int):
         return value

@@ -91,6 +91,11 @@ class Code(StrEnum):
     webhook_disabled = "webhook_disabled"
     # -- bots that apps bring --
     bot_name_taken = "bot_name_taken"
+    # -- push notifications: devices and the apps' provider credentials --
+    invalid_device = "invalid_device"
+    device_kind_not_allowed = "device_kind_not_allowed"
+    too_many_devices = "too_many_devices"
+    invalid_push_credential = "invalid_push_credential"
     # -- streams --
     invalid_format = "invalid_format"
     invalid_last_event_id = "invalid_last_event_id"

@@ -99,6 +99,20 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "webhook_disabled": (_("the webhook is disabled: enable it first"),),
     # -- bots that apps bring --
     "bot_name_taken": (_("the app already has a bot of this name"),),
+    # -- push notifications --
+    "invalid_device": (
+        _("the device's %(field)s is not valid"),
+        _("this device cannot be registered: check its token and keys"),
+    ),
+    "device_kind_not_allowed": (_("a guest can register only Web Push devices"),),
+    "too_many_devices": (
+        _("you have %(limit)s devices, as many as a player may have: remove one first"),
+        _("you have as many devices as a player may have: remove one first"),
+    ),
+    "invalid_push_credential": (
+        _("the push credential's %(field)s is not valid"),
+        _("this push credential is not valid"),
+    ),
     # -- streams --
     "invalid_format": (_("format is sse or ndjson"),),
     "invalid_last_event_id": (_("not an event id of this stream"),),

@@ -93,6 +93,12 @@ class Table(models.Model):
         db_index=True,
         help_text="When the seat(s) to act time out; null without a clock.",
     )
+    reminder_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        db_index=True,
+        help_text="Correspondence clocks: when the seats to act are reminded (push, webhook); null: none.",
+    )
     bot_turn = models.BooleanField(
         default=False,
         db_index=True,
@@ -339,7 +345,19 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["endpoint", "status"], name="webhook_delivery_endpoint"),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["endpoint", "table", "seq"], name="webhook_delivery_per_move"),
+            # One delivery per (endpoint, move), and one reminder per (endpoint, turn): a reminder
+            # (event_types ["turn_reminder"], games.services.reminders) carries the version of the
+            # move that began the turn, which that move's own delivery carries too.
+            models.UniqueConstraint(
+                fields=["endpoint", "table", "seq"],
+                condition=~models.Q(event_types=["turn_reminder"]),
+                name="webhook_delivery_per_move",
+            ),
+            models.UniqueConstraint(
+                fields=["endpoint", "table", "seq"],
+                condition=models.Q(event_types=["turn_reminder"]),
+                name="webhook_reminder_per_turn",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -473,3 +491,116 @@ class BotEndpoint(models.Model):
 
     def __str__(self) -> str:
         return f"bot {self.name} of app {self.app_id}: {self.url}"
+
+
+class PushDevice(models.Model):
+    """A phone or browser a player receives notifications on (games.push; docs/push.md). `token` is
+    the FCM registration token, the APNs device token (hex) or the Web Push endpoint URL; one device
+    belongs to one player of one scope (the app, or 0 for guests): registering it again moves it."""
+
+    class Kind(models.TextChoices):
+        FCM = "fcm"
+        APNS = "apns"
+        WEBPUSH = "webpush"
+
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="devices")
+    scope = models.PositiveIntegerField(default=0, help_text="The player's app id, or 0 for a guest.")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    token = models.CharField(max_length=1024)
+    keys = models.JSONField(
+        default=dict, blank=True, help_text="Web Push: the subscription's p256dh and auth."
+    )
+    topic = models.CharField(
+        max_length=255, blank=True, help_text="APNs: the app's bundle id (blank: the app's)."
+    )
+    label = models.CharField(max_length=64, blank=True, help_text="The player's own name for it.")
+    language = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="The registering request's language: its pushes' when the player chose none.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Pushes stop after this (null: never)."
+    )
+    last_pushed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "kind", "token"], name="push_device_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} device {self.pk} of player {self.player_id}"
+
+
+class PushCredential(models.Model):
+    """An app's key for one push provider (FCM, APNs) or its VAPID pair (Web Push; scope 0 is the
+    service's own pair, used for guests). `secret` is the private part encrypted with the settings'
+    PUSH_ENCRYPTION_KEYS (MultiFernet); `public` holds what may be shown."""
+
+    class Provider(models.TextChoices):
+        FCM = "fcm"
+        APNS = "apns"
+        WEBPUSH = "webpush"
+
+    scope = models.PositiveIntegerField(default=0, help_text="The app id, or 0 for the service's own.")
+    provider = models.CharField(max_length=8, choices=Provider.choices)
+    public = models.JSONField(
+        default=dict,
+        help_text="FCM project and client email; APNs key id, team, topic, sandbox; VAPID public key.",
+    )
+    secret = models.TextField(help_text="The private key, encrypted (never returned).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "provider"], name="push_credential_unique"),
+        ]
+
+
+class PushMessage(models.Model):
+    """One notification for one device, recorded in the transaction of the change that caused it and
+    sent at most once by the push lane: `key` (unique per device) makes a turn one message however
+    often it is recorded, and a send whose worker died after its claim is `in_doubt`, never repeated."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        FAILED = "failed"
+        CANCELLED = "cancelled"  # no longer true (the seat acted) or the player was watching
+        IN_DOUBT = "in_doubt"  # the worker died mid-send: the provider may have it, so not sent again
+
+    uuid = models.UUIDField(unique=True)
+    device = models.ForeignKey(PushDevice, on_delete=models.CASCADE, related_name="messages")
+    table = models.ForeignKey(
+        Table, null=True, blank=True, on_delete=models.CASCADE, related_name="push_messages"
+    )
+    kind = models.CharField(max_length=16, help_text="turn, invite, rematch, finished or reminder.")
+    key = models.CharField(
+        max_length=96, help_text="What makes it one message: e.g. turn:<table>:<version>:<seat>."
+    )
+    version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The table version it was recorded at."
+    )
+    seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    not_before = models.DateTimeField(
+        help_text="Sent from then on (the grace for a player who glanced away)."
+    )
+    next_attempt_at = models.DateTimeField(null=True, blank=True, help_text="Due time, or a claim's lease.")
+    queued_at = models.DateTimeField(null=True, blank=True)
+    claim = models.UUIDField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="push_message_due")]
+        constraints = [models.UniqueConstraint(fields=["device", "key"], name="push_message_once")]
+
+    def __str__(self) -> str:
+        return f"push {self.uuid} ({self.kind}, {self.status})"

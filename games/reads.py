@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from games import bot_timing, paging
@@ -51,6 +51,50 @@ def seated_tables(principal: Principal, limit: int) -> list[dict[str, Any]]:
         {"id": pk, "status": status, "version": version, "seat": seat_of_player(seating, player_id)}
         for pk, status, version, seating in rows
     ]
+
+
+MY_TURNS = 100  # most turns one answer lists (`more` says there are others)
+_PLAYED = (Table.Status.PASSING, Table.Status.PLAYING, Table.Status.MOON_CHOICE)
+_CLOCK_OF_PHASE = {"passing": "pass", "playing": "play", "moon_choice": "moon"}  # also the action owed
+
+
+def turns_of(principal: Principal, limit: int = MY_TURNS) -> dict[str, Any]:
+    """The calling player's turns: each unfinished table where their seat is to act (not a seat
+    marked away, which the server plays), soonest deadline first, then the tables without a clock,
+    by id; each with its status, version, the seat, the action owed (pass, play or moon), the
+    deadline and the clock of that phase. Nothing else of the game (no card). At most `limit`
+    (`more`: there are others). A plain list, not cursor pages: whose turn it is lives in each
+    table's engine state, so it cannot be a keyset query, and a player's unfinished tables are few."""
+    player = principal.require_player("a player's turns need a player's token")
+    rows = (
+        Table.objects.filter(seats__player=player, status__in=_PLAYED)
+        .order_by(F("deadline").asc(nulls_last=True), "pk")
+        .only("pk", "status", "version", "deadline", "state", "seating", "clocks")
+    )
+    turns: list[dict[str, Any]] = []
+    for table in rows.iterator(chunk_size=50):
+        seat = table.seat_of(player.pk)
+        if seat is None or table.state is None or table.seating[seat].get("away"):
+            continue
+        state = state_from_dict(table.state)
+        if seat not in state.to_act():
+            continue
+        if len(turns) == limit:
+            return {"turns": turns, "more": True}
+        owed = _CLOCK_OF_PHASE[state.phase]
+        clock = table.clocks.get(owed)
+        turns.append(
+            {
+                "table": table.pk,
+                "status": str(table.status),
+                "version": table.version,
+                "seat": seat,
+                "action": owed,
+                "deadline": iso(table.deadline),
+                "clock": clock if isinstance(clock, int) else None,
+            }
+        )
+    return {"turns": turns, "more": False}
 
 
 def visible_tables(principal: Principal) -> QuerySet[Table]:

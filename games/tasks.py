@@ -11,7 +11,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
-from games import services, webhooks
+from games import push, services, webhooks
 from games.errors import ServiceError
 from games.infra import jobs, notify
 from games.models import Table
@@ -82,7 +82,9 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
     """The safety net for lost messages (a Redis restart, a worker killed before it queued the
     next task): every clock overdue by more than CLOCK_GRACE, and every bot move owed for longer
     than BOT_GRACE, gets a task again (acted on here with `inline`, as the embedded worker does).
-    On-time clocks are left to their ETA tasks, so the sweep does not compete with them."""
+    On-time clocks are left to their ETA tasks, so the sweep does not compete with them. The
+    correspondence reminders that came due are recorded here, each in a short transaction: their
+    time is in the database only (Table.reminder_at), so nothing else would find them."""
     now = timezone.now()
     closed = [Table.Status.FINISHED, Table.Status.ABANDONED]  # open tables: a quick-play wait
     active = Table.objects.exclude(status__in=closed)
@@ -107,7 +109,9 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         found += 1
     if found:
         log.info("sweep found %d tables owed a move", found)
-    return found + webhooks.sweep(inline=inline)  # webhook deliveries whose task was lost
+    # webhook deliveries and pushes whose task was lost
+    found += webhooks.sweep(inline=inline) + push.sweep(inline=inline)
+    return found + services.remind_due(now=now)  # correspondence reminders come due (recorded here)
 
 
 def _first_requeue(table_id: int, version: int, seconds: int) -> bool:
@@ -128,3 +132,10 @@ def deliver_webhook(delivery_id: str) -> str:
     """One attempt at a webhook delivery (routed to the `webhooks` queue). Safe to run twice:
     it claims the delivery first, and does nothing when it is done, claimed or not yet due."""
     return webhooks.attempt(delivery_id)
+
+
+@shared_task(name="games.deliver_push", **{**RELIABLE, "soft_time_limit": 30, "time_limit": 45})
+def deliver_push(message_id: str) -> str:
+    """One attempt at a push notification (routed to the `push` queue). Safe to run twice: it claims
+    the message first, and does nothing when it is done, claimed or not yet due."""
+    return push.attempt(message_id)

@@ -244,12 +244,14 @@ CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECON
 # queue and workers, so work a person waits for never waits behind throughput work. `clocks`: turn
 # clocks and the sweep; `people`: bot moves at tables with a person; `bots`: bot-only tables, one
 # sub-queue per app among BOT_LANE_QUEUES (a worker started with `-Q bots` takes them all, in turn);
-# `webhooks`: webhook sends. One worker may serve several lanes (`-Q clocks,people,bots,webhooks`).
+# `webhooks`: webhook sends; `push`: push notifications. One worker may serve several lanes
+# (`-Q clocks,people,bots,webhooks,push`).
 CELERY_TASK_ROUTES = {
     "games.enforce_clock": {"queue": "clocks"},
     "games.sweep": {"queue": "clocks"},
     "games.play_bots": {"queue": "people"},  # bot-only tables are sent to their bots.N sub-queue
     "games.deliver_webhook": {"queue": "webhooks"},
+    "games.deliver_push": {"queue": "push"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "people"
 BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
@@ -277,6 +279,30 @@ WEBHOOK_ALLOW_PRIVATE_HOSTS = env_bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=no
 # An egress proxy URL for webhook sends, if any (it may hold a password: never repeated in a message).
 WEBHOOK_PROXY = env_str(
     "WEBHOOK_PROXY", "", pattern=r"[a-z][a-z0-9+.-]*://\S+", expected="a URL", secret=True
+)
+# Push notifications (games/push/, docs/push.md). Provider secrets are encrypted at rest with the
+# first of PUSH_ENCRYPTION_KEYS (Fernet keys, comma-separated; all of them decrypt, so a new key goes
+# first and `manage.py push_rotate_keys` re-encrypts); by default one key derived from SECRET_KEY.
+PUSH_ENCRYPTION_KEYS = env_list("PUSH_ENCRYPTION_KEYS", "")
+PUSH_GRACE_SECONDS = env_float("PUSH_GRACE_SECONDS", 5.0, minimum=0, maximum=600)  # before a turn is pushed
+PUSH_TIMEOUT = env_float("PUSH_TIMEOUT", 10.0, minimum=_POSITIVE)
+PUSH_MAX_ATTEMPTS = env_int("PUSH_MAX_ATTEMPTS", 8, minimum=1)
+PUSH_BACKOFF_BASE = env_float("PUSH_BACKOFF_BASE", 2.0, minimum=0)
+PUSH_BACKOFF_MAX = env_float("PUSH_BACKOFF_MAX", 600.0, minimum=0)
+PUSH_LEASE_MARGIN = 30.0  # a claim older than timeout + this was a worker that died mid-send: in doubt
+PUSH_MAX_DEVICES = env_int("PUSH_MAX_DEVICES", 10, minimum=1, maximum=100)  # per player
+# The providers' addresses (tests point them at local servers speaking the same protocol); APNs's
+# is chosen by the key's sandbox flag unless PUSH_APNS_URL is set. PUSH_CA_FILE: extra trusted CAs.
+PUSH_FCM_URL = env_str(
+    "PUSH_FCM_URL", "https://fcm.googleapis.com", pattern=r"https?://\S+", expected="a URL"
+)
+PUSH_APNS_URL = env_str("PUSH_APNS_URL", "", pattern=r"https?://\S+", expected="a URL")
+PUSH_CA_FILE = env_str("PUSH_CA_FILE", "")
+PUSH_VAPID_SUBJECT = env_str(
+    "PUSH_VAPID_SUBJECT",
+    "mailto:push@hearts.invalid",
+    pattern=r"(mailto:|https://)\S+",
+    expected="a mailto: or https: URL",
 )
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds at most one task
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
@@ -361,6 +387,8 @@ SPECTACULAR_SETTINGS = {
         "TableStatusEnum": "games.reads.TABLE_STATUSES",
         "RateLimitEnum": ["token", "app", "address"],
         "TournamentStatusEnum": ["running", "finished"],
+        "LegalOutTypeEnum": ["pass", "play", "moon"],  # an action's type: also what a turn owes
+        "DeviceKindEnum": "games.push.devices.KINDS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -123,7 +123,13 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
     celery_eager(False)
     app.control.purge()
     with app.connection_for_write() as conn:
-        for queue in [jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.WEBHOOKS_QUEUE, *jobs.bot_queues()]:
+        for queue in [
+            jobs.CLOCKS_QUEUE,
+            jobs.PEOPLE_QUEUE,
+            jobs.WEBHOOKS_QUEUE,
+            jobs.PUSH_QUEUE,
+            *jobs.bot_queues(),
+        ]:
             conn.default_channel.queue_purge(queue)
     started: list[subprocess.Popen[bytes]] = []
 

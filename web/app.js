@@ -8,7 +8,8 @@ import { HANDLERS } from "./events.js";
 import { LANGUAGES, language, preferredLanguage, setLanguage, t, tp } from "./i18n.js";
 
 const API = "/api/v1";
-const KEY = { token: "hearts.token", name: "hearts.name", table: "hearts.table" };
+// push: the id of this browser's device at the service while notifications are on
+const KEY = { token: "hearts.token", name: "hearts.name", table: "hearts.table", push: "hearts.push" };
 
 const SUIT_SIGN = { C: "♣", D: "♦", S: "♠", H: "♥" };
 const SUIT_ORDER = "CDSH"; // alternating colours
@@ -907,6 +908,292 @@ function tick() {
   line.dataset.urgent = left <= 5 ? "true" : "false";
 }
 
+// -- your move at N tables: GET me/turns, read again when the player's stream says a table changed --
+
+const TURNS_QUIET_MS = 1000; // at most one read a second, however fast the bots play
+const TURNS_READ_MS = 120000; // and one every two minutes anyway, should a wake-up go missing
+const TURNS_RETRY_MS = 5000; // a player stream that could not open is tried again after this
+const turns = {
+  list: [], // the last answer's turns, soonest deadline first
+  more: false, // more than it lists
+  source: null, // the player's stream...
+  token: null, // ...of this token
+  reading: null, // a read under way
+  again: false, // read again after it
+  timer: null, // a read waiting for its quiet second
+  last: 0, // when the last read began
+};
+
+// What a turn owes, in the page's words (keys written out: tests/e2e/test_web_i18n.py reads them).
+const OWED = {
+  pass: () => t("turns.action.pass"),
+  play: () => t("turns.action.play"),
+  moon: () => t("turns.action.moon"),
+};
+
+/** How long a turn has left, in the page's language: minutes under an hour, hours under two days. */
+function timeLeft(deadline) {
+  if (!deadline) return t("turns.noClock");
+  const seconds = (Date.parse(deadline) - Date.now()) / 1000;
+  if (seconds <= 0) return t("turns.late");
+  if (seconds < 3600) return tp("turns.minutes", Math.ceil(seconds / 60));
+  if (seconds < 2 * 86400) return tp("turns.hours", Math.floor(seconds / 3600));
+  return tp("turns.days", Math.floor(seconds / 86400));
+}
+
+function renderTurns() {
+  const box = $("turns");
+  const n = turns.list.length;
+  box.hidden = n === 0;
+  box.dataset.count = String(n);
+  $("turns-title").textContent = tp("turns.count", n, turns.more ? { n: `${n}+` } : {});
+  const items = turns.list.map((turn) => {
+    const when = timeLeft(turn.deadline);
+    const action = OWED[turn.action]?.() ?? turn.action;
+    const link = el("a", { href: `?table=${turn.table}`, "data-table": turn.table });
+    link.textContent = t("turns.item", { table: turn.table, action, when });
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      open(turn.table);
+    });
+    const soon = turn.deadline && Date.parse(turn.deadline) - Date.now() < 3600 * 1000;
+    return el("li", { "data-urgent": soon ? "true" : "false" }, link);
+  });
+  $("turns-list").replaceChildren(...items);
+}
+
+/** Read the list again (once, however many asked meanwhile; at most once a second). */
+function readTurns() {
+  if (!ui.token) return;
+  if (turns.reading || turns.timer) {
+    turns.again = true;
+    return;
+  }
+  const wait = turns.last + TURNS_QUIET_MS - Date.now();
+  if (wait > 0) {
+    turns.timer = setTimeout(() => {
+      turns.timer = null;
+      readTurns();
+    }, wait);
+    return;
+  }
+  turns.reading = (async () => {
+    turns.last = Date.now();
+    try {
+      const answer = await api("GET", "/me/turns");
+      turns.list = answer.turns;
+      turns.more = answer.more;
+    } catch (err) {
+      if (err.status === 401 || err.status === 422) turns.list = []; // no player behind the token
+    }
+    renderTurns();
+    turns.reading = null;
+    if (turns.again) {
+      turns.again = false;
+      readTurns();
+    }
+  })();
+}
+
+/** The player's own stream (every table they sit at): any event there may change whose move it is. */
+async function followTurns() {
+  if (!ui.token || turns.source) return;
+  const token = ui.token;
+  let url;
+  try {
+    ({ url } = await api("POST", "/me/stream-tickets", {}));
+  } catch (err) {
+    if (err.status === 401 || err.status === 422) return; // not a player's token: no turns to follow
+    setTimeout(() => ui.token === token && followTurns(), TURNS_RETRY_MS); // the list is still read
+    return;
+  }
+  if (ui.token !== token || turns.source) return;
+  const source = new EventSource(url);
+  turns.source = source;
+  turns.token = token;
+  for (const type of EVENT_TYPES) source.addEventListener(type, readTurns);
+  source.onmessage = readTurns;
+  source.onerror = () => {
+    if (source.readyState !== EventSource.CLOSED) return; // EventSource tries again by itself
+    if (turns.source === source) turns.source = null;
+    setTimeout(() => ui.token === token && followTurns(), TURNS_RETRY_MS); // a new ticket
+  };
+}
+
+/** Follow the turns of the player the page now plays as (a new guest: the new one's). */
+function startTurns() {
+  if (turns.source && turns.token !== ui.token) {
+    turns.source.close();
+    turns.source = null;
+  }
+  followTurns();
+  readTurns();
+}
+
+// -- notifications: Web Push through the service worker sw.js --------------------------------
+
+// Push needs a service worker, the Push API and notifications, and a secure context (HTTPS or
+// localhost: elsewhere the browser has no navigator.serviceWorker).
+const pushSupported = () => "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
+// One push task at a time (a click, or a sync at a visit, a new guest or a new language), in order.
+let pushQueue = Promise.resolve();
+let pushBusy = 0;
+
+function pushTask(task) {
+  pushBusy += 1;
+  renderPush();
+  const run = pushQueue.then(task).finally(() => {
+    pushBusy -= 1;
+    renderPush();
+  });
+  pushQueue = run.catch(() => {});
+  return run;
+}
+
+function renderPush() {
+  const on = Boolean(localStorage.getItem(KEY.push));
+  $("push").hidden = !pushSupported();
+  $("push").dataset.state = on ? "on" : "off";
+  $("push-on").hidden = on;
+  $("push-state").hidden = !on;
+  $("push-off").hidden = !on;
+  $("push-on").disabled = $("push-off").disabled = pushBusy > 0;
+}
+
+/** A VAPID public key (unpadded base64url, as the service serves it) as applicationServerKey bytes. */
+function keyBytes(base64url) {
+  const base64 = base64url.replace(/-/g, "+").replace(/_/g, "/");
+  return Uint8Array.from(atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, "=")), (c) => c.charCodeAt(0));
+}
+
+const sameBytes = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The device's name in the player's list of devices: the browser and the system ("Chrome · Android"). */
+function browserLabel() {
+  const ua = navigator.userAgent;
+  const pick = (pairs) => pairs.find(([mark]) => ua.includes(mark))?.[1];
+  const browser =
+    pick([["Edg/", "Edge"], ["OPR/", "Opera"], ["Firefox/", "Firefox"], ["Chrome/", "Chrome"], ["Safari/", "Safari"]]) ||
+    "Browser";
+  const system = pick([
+    ["Android", "Android"],
+    ["iPhone", "iOS"],
+    ["iPad", "iPadOS"],
+    ["Windows", "Windows"],
+    ["Mac OS X", "macOS"],
+    ["CrOS", "ChromeOS"],
+    ["Linux", "Linux"],
+  ]);
+  return (system ? `${browser} · ${system}` : browser).slice(0, 64);
+}
+
+/** Register the browser's subscription as a device of the player the page plays as, in the page's
+ * language (Accept-Language: their notifications' language, unless they chose one). Registering the
+ * same subscription again is the same device, moved to this player if another guest had it. */
+async function registerDevice(subscription) {
+  const { endpoint, keys } = subscription.toJSON();
+  const body = { kind: "webpush", token: endpoint, keys, label: browserLabel() };
+  const device = await api("POST", "/me/devices", body);
+  localStorage.setItem(KEY.push, String(device.id));
+  return device;
+}
+
+/** Remove a device at the service; one that is gone already (pruned, or another guest's) is fine. */
+async function forgetDevice(id) {
+  try {
+    await api("DELETE", `/me/devices/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (err.status !== 404) throw err;
+  }
+}
+
+/** "Tell me when it is my turn": permission, the service worker, a subscription to the service's
+ * VAPID key, and the subscription registered as a device. Refused or failed: nothing is registered. */
+function pushOn() {
+  if (pushBusy) return;
+  const permission = Notification.requestPermission(); // at once, while the click counts as a gesture
+  pushTask(async () => {
+    if ((await permission) !== "granted") {
+      say(t("push.denied"), "warn");
+      return;
+    }
+    let subscription = null;
+    let registered = false;
+    try {
+      await (ui.token ? ensureToken() : ensureGuest(playerName()));
+      showWho();
+      await navigator.serviceWorker.register("sw.js"); // at /play/sw.js: its scope is /play/
+      const registration = await navigator.serviceWorker.ready; // subscribing needs an active worker
+      const { public_key: key } = await api("GET", "/push/vapid-key");
+      const serverKey = keyBytes(key);
+      const old = await registration.pushManager.getSubscription();
+      const oldKey = old?.options?.applicationServerKey;
+      if (old && !(oldKey && sameBytes(new Uint8Array(oldKey), serverKey))) await old.unsubscribe(); // another key's
+      subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: serverKey });
+      await registerDevice(subscription);
+      registered = true;
+      say(t("push.done"));
+    } catch (err) {
+      if (err instanceof ApiError) showError(err);
+      else say(t("push.failed", { reason: err.message || String(err) }), "error");
+    } finally {
+      if (subscription && !registered) await subscription.unsubscribe().catch(() => false); // nothing half set up
+    }
+  });
+}
+
+/** "Turn off": the device removed at the service, and the browser's subscription ended. */
+function pushOff() {
+  if (pushBusy) return;
+  pushTask(async () => {
+    try {
+      const id = localStorage.getItem(KEY.push);
+      if (id) await forgetDevice(id);
+      const registration = await navigator.serviceWorker.getRegistration();
+      await (await registration?.pushManager.getSubscription())?.unsubscribe();
+      localStorage.removeItem(KEY.push);
+      say(t("push.stopped"));
+    } catch (err) {
+      showError(err);
+    }
+  });
+}
+
+/** Notifications stay with the player the page plays as and its language: on each visit, after a
+ * new guest and after a language change, the browser's subscription is registered again (the same
+ * device, moved or updated; a new one after the browser renewed its subscription). Permission
+ * withdrawn in the browser's settings turns them off here and at the service too. */
+function syncPush() {
+  if (!localStorage.getItem(KEY.push) || !ui.token || !pushSupported()) return;
+  pushTask(async () => {
+    const id = localStorage.getItem(KEY.push);
+    if (!id || !ui.token) return; // turned off meanwhile
+    try {
+      const registration = await navigator.serviceWorker.getRegistration();
+      const subscription = await registration?.pushManager.getSubscription();
+      if (subscription && Notification.permission === "granted") {
+        const device = await registerDevice(subscription);
+        if (String(device.id) !== id) await forgetDevice(id); // the old subscription's
+      } else {
+        localStorage.removeItem(KEY.push);
+        await forgetDevice(id);
+      }
+    } catch (err) {
+      if (err.status !== 401) showError(err); // a stale token: the page's new guest syncs again
+    }
+  });
+}
+
+/** A click on a notification while a tab of the game is open: sw.js asks that tab to open the table. */
+function onWorkerMessage(event) {
+  const table = Number(event.data?.table);
+  if (event.data?.type !== "open-table" || !Number.isInteger(table) || table <= 0) return;
+  if (ui.tableId === table) return;
+  ensureToken()
+    .then(() => open(table))
+    .catch(showError);
+}
+
 // -- actions -----------------------------------------------------------------------------
 
 function toggle(card) {
@@ -1039,6 +1326,7 @@ async function ensureGuest(name) {
   if (ui.token && localStorage.getItem(KEY.name) === name) {
     try {
       await api("GET", "/me");
+      startTurns();
       return;
     } catch (err) {
       if (err.status !== 401) throw err;
@@ -1049,6 +1337,8 @@ async function ensureGuest(name) {
   ui.token = guest.token;
   localStorage.setItem(KEY.token, guest.token);
   localStorage.setItem(KEY.name, name);
+  startTurns();
+  syncPush(); // this browser's notifications go to the new guest
 }
 
 /** Any working token: a visitor who opens a table by its address gets a guest of their own. */
@@ -1057,6 +1347,7 @@ async function ensureToken() {
   if (ui.token) {
     try {
       await api("GET", "/me");
+      startTurns();
       return;
     } catch (err) {
       if (err.status !== 401) throw err;
@@ -1157,6 +1448,8 @@ async function changeLanguage(code) {
   showWho();
   rerender();
   retellLog();
+  renderTurns();
+  syncPush(); // notifications in the new language
 }
 
 async function start() {
@@ -1191,6 +1484,14 @@ async function start() {
     }
   });
   setInterval(tick, 250);
+  setInterval(renderTurns, 30000); // "45 minutes left" ages
+  setInterval(readTurns, TURNS_READ_MS);
+  if (ui.token) startTurns(); // the list of a player who came back
+  $("push-on").addEventListener("click", pushOn);
+  $("push-off").addEventListener("click", pushOff);
+  if (pushSupported()) navigator.serviceWorker.addEventListener("message", onWorkerMessage);
+  renderPush();
+  syncPush();
   $("app").dataset.ready = "true"; // every control answers from now on
   // /play/?invite=<code>: the lobby, ready to join with the code under the name you give.
   const query = new URLSearchParams(window.location.search);

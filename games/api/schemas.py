@@ -44,12 +44,15 @@ class ErrorOut(F.Serializer):
         required=False,
         help_text="bad_pass: count, duplicate, not_held or already_passed; "
         "invalid_url: scheme, host, credentials, length, malformed or private; "
-        "invite_invalid: unknown, revoked or used_up",
+        "invite_invalid: unknown, revoked or used_up; invalid_device, invalid_push_credential: why the "
+        "field is refused (docs/errors.md)",
     )
     fields_ = F.DictField(
         required=False, help_text="invalid_input: the fields at fault, each with its messages"
     )
-    field = F.CharField(required=False, help_text="invalid_input: the field at fault")
+    field = F.CharField(
+        required=False, help_text="invalid_input, invalid_device, invalid_push_credential: the field at fault"
+    )
     turn = F.IntegerField(required=False, help_text="not_your_turn: the seat to act")
     phase = F.CharField(required=False, help_text="wrong_phase, game_over: the phase the hand is in")
     card = F.CharField(required=False, help_text="card_not_in_hand, bad_pass: the card")
@@ -66,7 +69,8 @@ class ErrorOut(F.Serializer):
     )
     limit = F.IntegerField(
         required=False,
-        help_text="request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints",
+        help_text="request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints; "
+        "too_many_devices: the most devices of a player",
     )
     table = F.IntegerField(required=False, help_text="already_waiting: the table where you wait")
 
@@ -431,6 +435,8 @@ STATUS_OF: dict[Code, int] = {
             Code.malformed_request,
             Code.invalid_input,
             Code.invalid_wait,
+            Code.invalid_device,
+            Code.invalid_push_credential,
         ),
         400,
     ),
@@ -451,6 +457,7 @@ STATUS_OF: dict[Code, int] = {
             Code.too_many_webhooks,
             Code.webhook_disabled,
             Code.bot_name_taken,
+            Code.too_many_devices,
         ),
         409,
     ),
@@ -479,6 +486,7 @@ STATUS_OF: dict[Code, int] = {
             Code.player_token_required,
             Code.app_key_required,
             Code.not_a_player_token,
+            Code.device_kind_not_allowed,
         ),
         422,
     ),

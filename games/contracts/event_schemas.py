@@ -1,5 +1,6 @@
 """The OpenAPI description of every event type and of the two stream endpoints (games/api/streams.py
-adds them to the document served)."""
+adds them to the document served): the logged events, the ones streams build for their viewer, and
+the one only webhooks send (a correspondence turn's reminder)."""
 
 from __future__ import annotations
 
@@ -169,6 +170,20 @@ STREAM_ONLY: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# Sent by webhooks only (games/webhooks, a body of type `table.reminder`): never in the log or a
+# stream. `seq` and `hand` are the table's version and hand when it was sent (a reminder is no move).
+WEBHOOK_ONLY: dict[str, tuple[str, dict[str, Any]]] = {
+    "turn_reminder": (
+        "A correspondence turn runs out soon: the seats still to act, and their deadline "
+        "(docs/bots-and-clocks.md#correspondence-tables).",
+        {
+            "seats": {"type": "array", "items": _SEAT, "minItems": 1},
+            "deadline": {"type": "string", "format": "date-time"},
+        },
+    ),
+}
+
+
 _CARDS3 = ["QS", "AH", "KH"]
 _TABLE_EXAMPLE: dict[str, Any] = {
     "id": 12,
@@ -267,6 +282,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "tournament_table": {"tournament": 3, "deal_set": 0, "rotation": 1},
     "tournament_progress": {"tournament": 3, "tables_finished": 5, "tables_total": 8, "status": "running"},
     "tournament_next_table": {"tournament": 3, "next_table": 44},
+    "turn_reminder": {"seats": [0], "deadline": "2026-05-03T12:00:00Z"},
     "state": {"state": _TABLE_EXAMPLE},
     "tables": {"tables": [_TABLE_EXAMPLE]},
     "your_turn": {
@@ -281,9 +297,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-def _component(kind: str, description: str, fields: dict[str, Any], logged: bool) -> dict[str, Any]:
+def _component(
+    kind: str, description: str, fields: dict[str, Any], logged: bool, streamed: bool = True
+) -> dict[str, Any]:
     own = {**(_LOGGED if logged else {}), **fields}
-    stream = {"id": {"type": "string", "description": "stream position: resume with Last-Event-ID"}}
+    stream = {
+        "table": {"type": "integer", "description": "stream events only"},
+        "id": {"type": "string", "description": "stream position: resume with Last-Event-ID"},
+    }
     example = {"type": kind, **({"seq": 30, "hand": 2} if logged else {}), **EXAMPLES[kind]}
     return {
         "type": "object",
@@ -291,8 +312,7 @@ def _component(kind: str, description: str, fields: dict[str, Any], logged: bool
         "properties": {
             "type": {"type": "string", "enum": [kind]},
             **own,
-            "table": {"type": "integer", "description": "stream events only"},
-            **stream,
+            **(stream if streamed else {}),
         },
         "required": ["type", *own],
         "additionalProperties": False,
@@ -313,9 +333,11 @@ def _union(names: list[str], description: str) -> dict[str, Any]:
 
 def event_components() -> dict[str, dict[str, Any]]:
     """One schema per event type (`Event_<type>`); `Event`, any logged event (the REST events
-    list), and `StreamEvent`, any event a stream sends; both told apart by `type`."""
+    list), and `StreamEvent`, any event a stream sends; both told apart by `type`. The webhook-only
+    events are in neither union (the webhook body's schema lists them)."""
     out = {f"Event_{k}": _component(k, d, f, True) for k, (d, f) in EVENTS.items()}
     out |= {f"Event_{k}": _component(k, d, f, False) for k, (d, f) in STREAM_ONLY.items()}
+    out |= {f"Event_{k}": _component(k, d, f, True, streamed=False) for k, (d, f) in WEBHOOK_ONLY.items()}
     out["Event"] = _union(list(EVENTS), "An event of the table's log, as the caller may see it")
     out["BotLevelEnum"] = {"type": "string", "enum": list(LEVELS), "description": "A built-in bot level"}
     out["SeatLevel"] = {

@@ -14,9 +14,13 @@ _STREAM_ONLY = ("id", "table")  # properties of an Event_<type> that only stream
 _INT: dict[str, Any] = {"type": "integer", "minimum": 0}
 
 
-def body_schema(openapi: dict[str, Any], event_types: Iterable[str], body_type: str) -> dict[str, Any]:
+def body_schema(
+    openapi: dict[str, Any], event_types: Iterable[str], body_type: str, reminder_type: str | None = None
+) -> dict[str, Any]:
     """The schema of every body the service POSTs: one move's events of `event_types`, each as
-    the OpenAPI document's `Event_<type>` describes it (without the stream-only properties)."""
+    the OpenAPI document's `Event_<type>` describes it (without the stream-only properties); with
+    `reminder_type`, also a correspondence turn's reminder, a body of that type holding exactly one
+    `turn_reminder` event."""
     components: dict[str, Any] = openapi["components"]["schemas"]
     kinds = list(event_types)
     unknown = [k for k in kinds if f"Event_{k}" not in components]
@@ -62,6 +66,21 @@ def body_schema(openapi: dict[str, Any], event_types: Iterable[str], body_type: 
             "description": "the move's public events the endpoint subscribes to, in the order they happened",
         },
     }
+    reminder: dict[str, Any] = {}
+    if reminder_type is not None:
+        if "turn_reminder" not in kinds:
+            raise ValueError("a reminder body holds a turn_reminder event: list it in event_types")
+        envelope["type"] = {
+            "enum": [body_type, reminder_type],
+            "description": f"what the body holds: {body_type}, the public events of one move; "
+            f"{reminder_type}, a correspondence turn's reminder (one turn_reminder event, and `seq` is "
+            "the table's version when it was sent: a reminder is not a move)",
+        }
+        reminder = {
+            "if": {"properties": {"type": {"const": reminder_type}}},
+            "then": {"properties": {"events": {"items": {"$ref": "#/$defs/turn_reminder"}, "maxItems": 1}}},
+            "else": {"properties": {"events": {"items": {"not": {"$ref": "#/$defs/turn_reminder"}}}}},
+        }
     return {
         "$schema": DIALECT,
         "title": "Hearts webhook delivery",
@@ -71,6 +90,7 @@ def body_schema(openapi: dict[str, Any], event_types: Iterable[str], body_type: 
         "properties": envelope,
         "required": list(envelope),
         "additionalProperties": False,
+        **reminder,
         "$defs": {
             "event": {
                 "description": "one public event, as GET tables/{id}/events shows it to a spectator",
@@ -89,7 +109,9 @@ def main() -> None:
     django.setup()
     from games import webhooks
 
-    schema = body_schema(openapi_document(), webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
+    schema = body_schema(
+        openapi_document(), webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE, webhooks.REMINDER_BODY_TYPE
+    )
     print(json.dumps(schema, indent=2))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import graphene
 
 from games.engine import OPTION_SPECS
+from games.services.common import _CLOCK_LIMITS
 
 
 def _option_input(name: str) -> str:
@@ -31,7 +32,12 @@ class TableOptionsInput(graphene.InputObjectType):
     hands = graphene.Int(description=_option_input("hands"))
 
 
-_SECONDS = "Whole seconds from 5 to 86,400, or null for no clock (else invalid_clock); default {}."
+_LOW, _HIGH = _CLOCK_LIMITS["play"]  # the same for pass and moon
+_SECONDS = (
+    f"Whole seconds from {_LOW} to {_HIGH:,} ({_HIGH // 86_400} days), or null for no clock "
+    + "(else invalid_clock); default {}."
+)
+_AWAY_LOW, _AWAY_HIGH = _CLOCK_LIMITS["away_after"]
 
 
 class ClocksInput(graphene.InputObjectType):
@@ -42,7 +48,7 @@ class ClocksInput(graphene.InputObjectType):
     moon = graphene.Int(description="Seconds for a shooter to choose. " + _SECONDS.format(30))
     away_after = graphene.Int(
         description="Timeouts in a row that mark a seat away (a bot plays it until its player acts): "
-        "1 to 20 (else invalid_clock); default 2."
+        f"{_AWAY_LOW} to {_AWAY_HIGH} (else invalid_clock); default 2."
     )
 
 

@@ -22,11 +22,13 @@ from games.graphql.events import STREAM_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
+from games.graphql.push import PushMutations, PushQueries, ViewerDevices
 from games.graphql.ratings import RatingsQuery
 from games.graphql.subscriptions import Subscription
 from games.graphql.tables import Invite, PlayerInfo, TableMutations, renamed
 from games.graphql.tickets import TicketMutations
 from games.graphql.tournaments import TournamentMutation, TournamentQuery
+from games.graphql.turns import TurnsQuery
 from games.graphql.types import Error, Table, TableRef
 from games.graphql.webhooks import WebhookMutations, WebhookQueries
 
@@ -41,7 +43,7 @@ class AppInfo(graphene.ObjectType):
     name = graphene.String(required=True)
 
 
-class Viewer(graphene.ObjectType):
+class Viewer(ViewerDevices, graphene.ObjectType):
     kind = graphene.Field(ViewerKind, required=True)
     app = graphene.Field(AppInfo, description="The app (null for a guest player)")
     player = graphene.Field(PlayerInfo)
@@ -66,7 +68,9 @@ class TableConnection(graphene.relay.Connection):
         node = Table
 
 
-class Query(RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, graphene.ObjectType):
+class Query(
+    RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, TurnsQuery, PushQueries, graphene.ObjectType
+):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
         TableConnection,
@@ -206,7 +210,13 @@ class UpdateMe(OperationMutation):
 
 
 class Mutation(
-    TableMutations, TournamentMutation, BotMutations, WebhookMutations, TicketMutations, graphene.ObjectType
+    TableMutations,
+    TournamentMutation,
+    BotMutations,
+    WebhookMutations,
+    TicketMutations,
+    PushMutations,
+    graphene.ObjectType,
 ):
     update_me = UpdateMe.Field()
     set_language = SetLanguage.Field(deprecation_reason=renamed("updateMe"))

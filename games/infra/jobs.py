@@ -19,6 +19,7 @@ from django.conf import settings
 PLAY_BOTS = "games.play_bots"
 ENFORCE_CLOCK = "games.enforce_clock"
 DELIVER_WEBHOOK = "games.deliver_webhook"
+DELIVER_PUSH = "games.deliver_push"
 
 # The lanes (docs/operations.md#lanes): each is a queue with workers of its own, so that work a
 # person waits for never waits behind throughput work.
@@ -26,7 +27,8 @@ CLOCKS_QUEUE = "clocks"  # turn clocks (claimed when due, games.infra.clocks) an
 PEOPLE_QUEUE = "people"  # bot moves at tables where a person sits
 BOTS_QUEUE = "bots"  # bot-only tables: one sub-queue per app (bots.0 ... bots.N-1), taken in turn
 WEBHOOKS_QUEUE = "webhooks"  # webhook sends (a slow endpoint holds only this lane)
-LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE)
+PUSH_QUEUE = "push"  # push notifications (a slow provider holds only this lane)
+LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE)
 
 
 def _task(name: str) -> Any:
@@ -92,6 +94,10 @@ def enforce_clock_now(table_id: int) -> None:
 
 def deliver_webhook(delivery_id: str, countdown: float | None = None) -> None:
     _task(DELIVER_WEBHOOK).apply_async((delivery_id,), countdown=countdown or None)
+
+
+def deliver_push(message_id: str, countdown: float | None = None) -> None:
+    _task(DELIVER_PUSH).apply_async((message_id,), countdown=countdown or None)
 
 
 def webhooks_backlog() -> int:

@@ -63,6 +63,18 @@ BROUGHT_BOT_MOVES = Counter(
     "basic bot moved instead (timeout, failed, bad_answer, illegal, disabled)",
     ["outcome"],
 )
+PUSHES = Counter(
+    "hearts_pushes",
+    "Push notifications by provider (fcm, apns, webpush) and outcome: sent, retry, dead (the device "
+    "was pruned), failed, cancelled (the seat acted or its player was watching), in_doubt",
+    ["provider", "outcome"],
+)
+PUSH_LAG_SECONDS = Histogram(
+    "hearts_push_lag_seconds",
+    "Time from when a notification was due (its commit plus the grace) to its provider request, by provider",
+    ["provider"],
+    buckets=_QUEUE,
+)
 BOT_SECONDS = Histogram(
     "hearts_bot_decision_seconds",
     "Time a bot (or the basic bot acting for a late or away seat) took to choose a move, by level",
@@ -119,6 +131,14 @@ def action_applied(kind: str, actor: str) -> None:
 def timeout(kind: str) -> None:
     """A seat's clock ran out and the server acted for it; counted when the move commits."""
     transaction.on_commit(TIMEOUTS.labels(str(kind)).inc)
+
+
+def pushed(provider: str, outcome: str) -> None:
+    PUSHES.labels(provider, outcome).inc()
+
+
+def push_lag(provider: str, seconds: float) -> None:
+    PUSH_LAG_SECONDS.labels(provider).observe(max(0.0, seconds))
 
 
 def brought_bot_move(outcome: str) -> None:

@@ -216,7 +216,8 @@ async def table_events(
     """A table's events for this viewer as `(id, event)`, from `after` (None: the `state` first),
     forever until the table is over; None each time `idle()` seconds pass with nothing to send.
     The SSE and NDJSON streams frame them, the GraphQL subscriptions type them: one code path."""
-    async with fanout.following() as follow:
+    present_as = principal.player.pk if principal.player is not None else None
+    async with fanout.following(present_as=present_as) as follow:
         await follow.follow([table_id])  # subscribed before the first read: no change falls between
         turn_sent: tuple[Any, ...] | None = None
         opened = first.table if first is not None else None
@@ -302,7 +303,8 @@ async def player_events(
     """A player's events at all their tables as `(id, event)` (the id: the position at each
     table), from `start` (None: the `tables` event first); None when idle, as table_events."""
     assert principal.player is not None
-    async with fanout.following(principal.player.pk) as follow:  # the player's channel first
+    player_id = principal.player.pk
+    async with fanout.following(player_id, present_as=player_id) as follow:  # the player's channel first
         turns: dict[int, tuple[Any, ...] | None] = {}
         own = start is not None  # resuming: the first read is the stream's own
         positions: dict[int, Position] = start if start is not None else {}

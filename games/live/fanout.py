@@ -41,7 +41,7 @@ from redis.backoff import NoBackoff
 
 from games import reads, services
 from games.engine import state_from_dict
-from games.infra import metrics, notify, spectators
+from games.infra import metrics, notify, presence, spectators
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.engine import State
@@ -236,8 +236,11 @@ class Follow:
     for a player's stream, the player's channel. `event` is set when one of its feeds has a newer
     read; `discover` when the player may sit at a table it does not follow yet."""
 
-    def __init__(self, hub: Hub, player_id: int | None) -> None:
+    def __init__(self, hub: Hub, player_id: int | None, present_as: int | None = None) -> None:
         self.hub, self.player_id = hub, player_id
+        # The player this stream tells about their tables (games.infra.presence: no push to them).
+        self.present_as = present_as
+        self.entry = f"{os.getpid()}-{uuid.uuid4().hex}"
         self.event = asyncio.Event()
         self.tables: set[int] = set()
         self.discover = False
@@ -258,6 +261,14 @@ class Follow:
             self.hub.drop_feed(table_id, self.event)
         channels = [self.hub.add_feed(table_id, self.event) for table_id in sorted(added)]
         await self.hub.subscribe(channels)
+        if self.present_as is not None and (added or dropped):
+            gone = [(t, self.present_as, self.entry) for t in dropped]
+            new = [(t, self.present_as, self.entry) for t in added]
+            for entry in gone:
+                self.hub.present.discard(entry)
+            self.hub.present.update(new)
+            await db(presence.closed, gone)
+            await db(presence.opened, new)
 
     def read(self, table_id: int) -> Read | None:
         feed = self.hub.feeds.get(table_id)
@@ -275,6 +286,10 @@ class Follow:
     def close(self) -> None:
         for table_id in self.tables:
             self.hub.drop_feed(table_id, self.event)
+        if self.present_as is not None and self.tables:
+            gone = [(t, self.present_as, self.entry) for t in self.tables]
+            self.hub.present.difference_update(gone)
+            self.hub.background(db(presence.closed, gone))
         self.tables = set()
         if self.watching is not None:
             table_id, entry = self.watching
@@ -300,6 +315,7 @@ class Hub:
         self.feeds: dict[int, Feed] = {}
         self.players: dict[int, set[Follow]] = {}
         self.spectating: dict[str, int] = {}  # open spectator streams: entry -> table
+        self.present: set[presence.Entry] = set()  # (table, player, stream) of open player streams
         self.pending: set[asyncio.Task[Any]] = set()
         self.pubsub: Any = None
         self.client: aioredis.Redis | None = None
@@ -348,9 +364,9 @@ class Hub:
                 del self.feeds[table_id]
         self.unsubscribe(notify.table_channel(table_id))
 
-    async def following(self, player_id: int | None = None) -> Follow:
+    async def following(self, player_id: int | None = None, present_as: int | None = None) -> Follow:
         self.start()
-        follow = Follow(self, player_id)
+        follow = Follow(self, player_id, present_as)
         if player_id is not None:
             self.players.setdefault(player_id, set()).add(follow)
             channel = notify.player_channel(player_id)
@@ -494,6 +510,9 @@ class Hub:
             if self.spectating:  # keep this process's spectator entries from expiring
                 with contextlib.suppress(Exception):
                     await db(spectators.refresh, [(t, e) for e, t in self.spectating.items()])
+            if self.present:  # and its players' presence (games.infra.presence)
+                with contextlib.suppress(Exception):
+                    await db(presence.refresh, list(self.present))
 
     def background(self, work: Any) -> None:
         """Run a coroutine without waiting for it (kept referenced until it is done)."""
@@ -554,9 +573,11 @@ def hub() -> Hub:
 
 
 @contextlib.asynccontextmanager
-async def following(player_id: int | None = None) -> AsyncIterator[Follow]:
-    """A stream's registration with the hub, for as long as the stream is open."""
-    follow = await hub().following(player_id)
+async def following(player_id: int | None = None, present_as: int | None = None) -> AsyncIterator[Follow]:
+    """A stream's registration with the hub, for as long as the stream is open: `player_id`'s
+    channel (a player's stream), and `present_as` the player it counts as present at the tables
+    it follows (games.infra.presence)."""
+    follow = await hub().following(player_id, present_as)
     try:
         yield follow
     finally:

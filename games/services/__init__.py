@@ -1,7 +1,8 @@
 """The only code that changes a table: each change is one transaction that locks the table row.
 
 `lobby` creates tables and changes their seats, `rematch` starts a finished game's next table,
-`play` applies the seats' actions and the moves the server owes, `record` writes what a change
+`play` applies the seats' actions and the moves the server owes, `reminders` recalls a
+correspondence turn to its people before its deadline, `record` writes what a change
 leaves behind (the move log, the state, the hands and the scoresheet, the ratings of a rated game
 that ends (`ratings`), and after the commit the wake-ups and tasks), and `common` holds the
 transaction (locking, the client's version, idempotent answers) they all run in. The adapters
@@ -40,6 +41,7 @@ from games.services.play import (
 )
 from games.services.ratings_replay import ratings_replay
 from games.services.rematch import rematch
+from games.services.reminders import remind_due
 from games.services.tournaments import MAX_DEAL_SETS, MAX_SEED, created_answer, tournament_create
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "quick_play_leave",
     "ratings_replay",
     "rematch",
+    "remind_due",
     "seat_back",
     "seat_join",
     "seat_leave",

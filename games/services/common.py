@@ -19,9 +19,16 @@ from games.errors import ServiceError
 from games.models import App, IdempotentRequest, Move, Player, Seat, Table
 from games.services.record import schedule
 
-# Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away.
+# Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away. A turn
+# may last 14 days: a play clock of an hour or more makes a correspondence table (games.bot_timing).
 CLOCK_DEFAULTS: dict[str, int | None] = {"pass": 60, "play": 30, "moon": 30, "away_after": 2}
-_CLOCK_LIMITS = {"pass": (5, 86_400), "play": (5, 86_400), "moon": (5, 86_400), "away_after": (1, 20)}
+CLOCK_MAX = 14 * 86_400
+_CLOCK_LIMITS = {
+    "pass": (5, CLOCK_MAX),
+    "play": (5, CLOCK_MAX),
+    "moon": (5, CLOCK_MAX),
+    "away_after": (1, 20),
+}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from games import bot_timing, reads
+from games import bot_timing, push, reads
 from games.engine import EngineError, Options, new_seed
 from games.errors import ServiceError
 from games.models import App, Move, Player, Seat, Table
@@ -137,6 +137,7 @@ def table_create(
         seated(table, seats)
         start_if_full(table, seats)
         table.save()
+        push.invited(table, [p for p in named if creator is None or p != creator.pk])
         return Outcome(table)
 
     return run(act, idempotency)
@@ -284,7 +285,7 @@ def table_abandon(
             raise ServiceError("table_closed", f"the table is already {table.status}", kind="rules")
         log(table, Move.Kind.ABANDON, None, {}, [public("table_abandoned")])
         table.status = Table.Status.ABANDONED
-        table.deadline = None
+        table.deadline = table.reminder_at = None
         table.save()
         return Outcome(table)
 

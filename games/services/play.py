@@ -49,13 +49,22 @@ from games.services.record import (
     plays_itself,
     public,
     seated,
+    start_clock,
     store_state,
-    turn_deadline,
     write,
 )
 
 TASK_THINKING_MS = 20_000  # the most thinking time one bot task spends (its soft time limit is 60 s)
-_PLAY_FIELDS = ["state", "status", "hand_number", "version", "deadline", "bot_turn", "updated_at"]
+_PLAY_FIELDS = [
+    "state",
+    "status",
+    "hand_number",
+    "version",
+    "deadline",
+    "reminder_at",
+    "bot_turn",
+    "updated_at",
+]
 
 
 def action_submit(
@@ -143,7 +152,7 @@ def seat_back(
                     plays_itself(table, s) for s in state.to_act()
                 )
                 if table.deadline is None:  # their turn, taken back from the bot: their clock runs
-                    table.deadline = turn_deadline(table, state)
+                    start_clock(table, state)
             table.save()
         return Outcome(table)
 

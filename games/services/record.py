@@ -1,6 +1,7 @@
 """What a change writes besides the table row: the move log with its events (and the app's webhook
 deliveries, in the same transaction), the seats copied onto the table, the engine state with the
-hands, scoresheet and turn deadline kept in step, and, after the commit, the wake-ups and tasks."""
+hands, scoresheet and turn deadline (and a correspondence turn's reminder) kept in step, and, after
+the commit, the wake-ups and tasks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db import connection, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from games import bot_timing, webhooks
+from games import bot_timing, push, webhooks
 from games.engine import (
     GAME_OVER,
     PASSING,
@@ -40,6 +41,7 @@ _STATUS_OF_PHASE = {
 }
 KIND_OF_ACTION = {Pass: Move.Kind.PASS, Play: Move.Kind.PLAY, MoonChoice: Move.Kind.MOON}
 _CLOCK_OF_PHASE = {"passing": "pass", "playing": "play", "moon_choice": "moon"}
+REMINDER_LEAD_MAX = dt.timedelta(hours=24)  # a correspondence reminder comes at most this long before
 
 
 def public(type: str, **data: Any) -> Event:
@@ -101,6 +103,7 @@ def log(
         staged.append(move)
 
     webhooks.record(table, tagged)
+    push.events(table, tagged)
 
 
 def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = None) -> None:
@@ -194,7 +197,30 @@ def store_state(table: Table, state: State, before: tuple[str | None, int, int])
     # One clock for the whole pass (seats pass at once); a fresh one for every turn after.
     same_pass = state.phase == PASSING and phase_before == PASSING and state.hand_no == dealt_before
     if not same_pass:
-        table.deadline = turn_deadline(table, state)
+        start_clock(table, state)
+    push.turns(table, state)  # keyed per turn: a pass that leaves others to pass records nothing new
+
+
+def start_clock(table: Table, state: State) -> None:
+    """The turn that starts now: its deadline (`turn_deadline`) and, at a correspondence table,
+    when its seats are reminded (`reminder_time`). A pass keeps both until every seat has passed:
+    a reminder not yet sent then goes to the seats still to pass."""
+    table.deadline = turn_deadline(table, state)
+    table.reminder_at = reminder_time(table, state, table.deadline)
+
+
+def reminder_time(table: Table, state: State, deadline: dt.datetime | None) -> dt.datetime | None:
+    """When the seats to act are reminded of a turn that runs out at `deadline`: at a correspondence
+    table (games.bot_timing), a quarter of the turn's clock before it, at most REMINDER_LEAD_MAX
+    before (a 1-hour clock reminds 15 minutes before, a day 6 hours, 14 days one day). A turn whose
+    own clock is under an hour (a pass clock left at its default) gets none: the push of the turn
+    itself is minutes old."""
+    if deadline is None or state.phase == GAME_OVER or not bot_timing.is_correspondence(table.clocks):
+        return None
+    seconds = table.clocks.get(_CLOCK_OF_PHASE[state.phase])
+    if not isinstance(seconds, int) or seconds < bot_timing.CORRESPONDENCE_SECONDS:
+        return None
+    return deadline - min(REMINDER_LEAD_MAX, dt.timedelta(seconds=seconds / 4))
 
 
 def turn_deadline(table: Table, state: State) -> dt.datetime | None:

@@ -3,7 +3,9 @@
 - Recording (`record`, called by `services.record.log`): a move's PUBLIC events (never an event meant
   for one seat, such as cards_dealt or cards_received) become one delivery per matching endpoint,
   in the move's own transaction, so a committed move always has its deliveries and a rolled-back
-  one never does. The send is queued after the commit.
+  one never does. The send is queued after the commit. A correspondence turn's reminder
+  (`record_reminder`, called by `services.reminders`) is recorded the same way in the reminder's
+  transaction: a body of type `table.reminder` holding one `turn_reminder` event.
 - Sending (`attempt`, run by the `games.deliver_webhook` task on the `webhooks` queue, or by the
   embedded sweep's sender thread): claim the row (row lock, a lease on `next_attempt_at`), POST
   outside any transaction with a short timeout, then record the result only if the claim is still
@@ -31,6 +33,7 @@ from games.webhooks.base import (
     ID_HEADER,
     PUBLIC_EVENT_TYPES,
     QUEUE,
+    REMINDER_BODY_TYPE,
     SECRET_PREFIX,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
@@ -56,7 +59,7 @@ from games.webhooks.endpoints import (
     secret_of,
     secret_rotate,
 )
-from games.webhooks.recording import queue, record, redeliver
+from games.webhooks.recording import queue, record, record_reminder, redeliver
 from games.webhooks.sending import attempt, deliver_due, due, sweep
 from games.webhooks.transport import backoff, blocked, exchange, post, sign
 
@@ -71,6 +74,7 @@ __all__ = [
     "ID_HEADER",
     "PUBLIC_EVENT_TYPES",
     "QUEUE",
+    "REMINDER_BODY_TYPE",
     "SECRET_PREFIX",
     "SIGNATURE_HEADER",
     "TIMESTAMP_HEADER",
@@ -95,6 +99,7 @@ __all__ = [
     "post",
     "queue",
     "record",
+    "record_reminder",
     "redeliver",
     "secret_of",
     "secret_rotate",

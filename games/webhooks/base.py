@@ -10,8 +10,9 @@ from django.conf import settings
 from games.errors import ServiceError
 from games.models import WebhookDelivery
 
-# Every event type the service logs for everyone (to = None). Events meant for one seat
-# (HIDDEN_EVENT_TYPES: a seat's dealt, passed and received cards) are never delivered.
+# Every event type the service logs for everyone (to = None), and turn_reminder (a correspondence
+# turn's reminder: delivered, never logged). Events meant for one seat (HIDDEN_EVENT_TYPES: a seat's
+# dealt, passed and received cards) are never delivered.
 PUBLIC_EVENT_TYPES = (
     "seat_taken",
     "seat_left",
@@ -44,6 +45,7 @@ PUBLIC_EVENT_TYPES = (
     "tournament_table",
     "tournament_progress",
     "tournament_next_table",
+    "turn_reminder",
 )
 HIDDEN_EVENT_TYPES = ("cards_dealt", "cards_passed", "cards_received")
 # Standard Webhooks (https://www.standardwebhooks.com): the delivery id, the attempt's unix time and
@@ -54,6 +56,7 @@ SIGNATURE_HEADER = "webhook-signature"
 EVENT_HEADER = "Hearts-Event"
 ATTEMPT_HEADER = "Hearts-Attempt"
 BODY_TYPE = "table.events"  # the body's `type`: the public events of one move of a table
+REMINDER_BODY_TYPE = "table.reminder"  # ...or a correspondence turn's reminder (one turn_reminder)
 QUEUE = "webhooks"  # CELERY_TASK_ROUTES sends games.deliver_webhook there
 SECRET_PREFIX = "whsec_"  # then the standard base64 of the signing key's bytes
 Status = WebhookDelivery.Status

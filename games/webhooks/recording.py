@@ -1,8 +1,9 @@
-"""Recording deliveries in the move's own transaction, queueing their sends after the commit, and
-redelivering one on request."""
+"""Recording deliveries in the move's own transaction (and a correspondence reminder's in its own),
+queueing their sends after the commit, and redelivering one on request."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import uuid
@@ -19,6 +20,7 @@ from games.models import Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks.base import (
     BODY_TYPE,
     HIDDEN_EVENT_TYPES,
+    REMINDER_BODY_TYPE,
     Status,
     conf,
     error,
@@ -30,19 +32,51 @@ log = logging.getLogger(__name__)
 def record(table: Table, tagged: Sequence[list[Any]]) -> None:
     """Called by services.record.log for every move, inside its transaction: one delivery per active
     endpoint of the table's app that wants at least one of the move's public events."""
-    if table.app_id is None:
+    endpoints = _endpoints(table)
+    if not endpoints:
         return
+    public = reads.events_for([Move(seq=table.version, events=list(tagged))], None)
+    public = [e for e in public if e["type"] not in HIDDEN_EVENT_TYPES]  # belt and braces
+    _record(table, endpoints, public, BODY_TYPE)
+
+
+def record_reminder(table: Table, seats: Sequence[int], deadline: dt.datetime) -> None:
+    """Called by services.reminders inside the reminder's transaction: one delivery per active
+    endpoint that wants `turn_reminder`, its body of type `table.reminder` with that one public
+    event (the seats to act and their deadline). A reminder is not a move: the body's `seq` is the
+    table's version, which the reminder leaves as it is."""
+    endpoints = _endpoints(table)
+    if not endpoints:
+        return
+    event = {
+        "seq": table.version,
+        "hand": table.hand_number,
+        "type": "turn_reminder",
+        "seats": list(seats),
+        "deadline": reads.iso(deadline),
+    }
+    _record(table, endpoints, [event], REMINDER_BODY_TYPE)
+
+
+def _endpoints(table: Table) -> list[WebhookEndpoint]:
+    """The active endpoints of the table's app (none for a guest's table): one query per table per
+    transaction, not per move."""
+    if table.app_id is None:
+        return []
     cache = table.__dict__
-    if "_webhook_endpoints" not in cache:  # one query per table per transaction, not per move
+    if "_webhook_endpoints" not in cache:
         cache["_webhook_endpoints"] = list(
             WebhookEndpoint.objects.filter(app_id=table.app_id, active=True).only("pk", "event_types")
         )
     endpoints: list[WebhookEndpoint] = cache["_webhook_endpoints"]
-    if not endpoints:
-        return
+    return endpoints
 
-    public = reads.events_for([Move(seq=table.version, events=list(tagged))], None)
-    public = [e for e in public if e["type"] not in HIDDEN_EVENT_TYPES]  # belt and braces
+
+def _record(
+    table: Table, endpoints: Sequence[WebhookEndpoint], public: list[dict[str, Any]], body_type: str
+) -> None:
+    """One delivery of `public` (the events each endpoint wants of them) per endpoint that wants
+    any, its body stored as every attempt sends it; the sends are queued after the commit."""
     if not public:
         return
     now = timezone.now()
@@ -55,7 +89,7 @@ def record(table: Table, tagged: Sequence[list[Any]]) -> None:
         delivery_id = uuid.uuid4()
         body = {  # docs/schemas/webhook-body.schema.json
             "id": str(delivery_id),
-            "type": BODY_TYPE,
+            "type": body_type,
             "webhook": endpoint.pk,
             "table": table.pk,
             "seq": table.version,

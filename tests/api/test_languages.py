@@ -15,12 +15,16 @@ from rest_framework.test import APIClient
 from games import messages
 from games.accounts import app_create
 from games.errors import Code, ServiceError
+from games.push import texts
 
 pytestmark = pytest.mark.django_db
 
 LOCALE = Path(messages.__file__).resolve().parent / "locale"
 TRANSLATED = [code for code in messages.languages() if code != "en"]
-TEMPLATES = sorted({template for templates in messages.MESSAGES.values() for template in templates})
+# The errors' messages and the push notifications' texts (games/push/texts.py): every one translated.
+PUSH_TEXTS = {*texts.TITLES.values(), *texts.BODIES.values()}
+ERROR_TEXTS = {template for templates in messages.MESSAGES.values() for template in templates}
+TEMPLATES = sorted(ERROR_TEXTS | PUSH_TEXTS)
 
 
 @pytest.fixture(autouse=True)

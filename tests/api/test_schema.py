@@ -78,7 +78,10 @@ def test_every_answer_of_two_real_hands_matches_the_documented_schema(bearer: di
 # -- the document itself: what generated clients rely on -----------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-TAGS = {"players", "tables", "play", "history", "streams", "webhooks", "ratings", "tournaments", "bots"}
+TAGS = {
+    *("players", "tables", "play", "history", "streams", "webhooks", "ratings", "tournaments", "bots"),
+    "push",
+}
 METHODS = ("get", "post", "put", "patch", "delete")
 
 

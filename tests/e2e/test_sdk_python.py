@@ -136,6 +136,8 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.PlayerToken, "PlayerTokenOut"),
         (sdk_models.Me, "MeOut"),
         (sdk_models.MyTable, "MyTableOut"),
+        (sdk_models.MyTurns, "TurnsOut"),
+        (sdk_models.Turn, "TurnOut"),
         (sdk_models.App, "AppOut"),
         (sdk_models.StreamTicket, "StreamTicketOut"),
         (sdk_models.GameExport, "GameExportOut"),
@@ -748,6 +750,7 @@ def test_webhooks_and_hands_through_the_sdk(web: Callable[..., str], workers: Ca
 RESOURCE_CALLS: dict[str, tuple[tuple[Any, ...], str, str]] = {
     "me.get": ((), "GET", "/api/v1/me"),
     "me.update": (("eu",), "PATCH", "/api/v1/me"),
+    "me.turns": ((), "GET", "/api/v1/me/turns"),
     "tables.join": ((7,), "POST", "/api/v1/tables/7/join"),
     "tables.leave": ((7,), "POST", "/api/v1/tables/7/leave"),
     "tables.start": ((7,), "POST", "/api/v1/tables/7/start"),

@@ -211,7 +211,7 @@ CREATE = (
         ({"variant": "blitz"}, None, "invalid_option", "variant"),
         ({"tieRule": "coin"}, None, "invalid_option", "tieRule"),
         (None, {"play": 4}, "invalid_clock", "play"),
-        (None, {"pass": 86_401}, "invalid_clock", "pass"),
+        (None, {"pass": 1_209_601}, "invalid_clock", "pass"),  # 14 days and a second
         (None, {"awayAfter": 21}, "invalid_clock", "awayAfter"),
         (None, {"awayAfter": None}, "invalid_clock", "awayAfter"),
     ],

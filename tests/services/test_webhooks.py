@@ -696,7 +696,9 @@ def test_the_committed_body_schema_is_the_generated_one_and_refuses_hidden_cards
     """docs/schemas/webhook-body.schema.json is what games/contracts/webhook_schema.py builds from the
     OpenAPI document's event schemas, for the public event types only."""
     openapi = openapi_document()
-    generated = body_schema(openapi, webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE)
+    generated = body_schema(
+        openapi, webhooks.PUBLIC_EVENT_TYPES, webhooks.BODY_TYPE, webhooks.REMINDER_BODY_TYPE
+    )
     assert json.loads(SCHEMA_FILE.read_text()) == generated, (
         "regenerate it: python -m games.contracts.webhook_schema > docs/schemas/webhook-body.schema.json"
     )

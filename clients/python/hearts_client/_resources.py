@@ -26,14 +26,18 @@ from hearts_client.models import (
     DeliveryDetail,
     DeliveryPage,
     DeliveryStatus,
+    Device,
+    DeviceKind,
     GameExport,
     Hand,
     HandReplay,
     LeaderboardPage,
     Me,
     MoonChoice,
+    MyTurns,
     PlayerRatings,
     PlayerToken,
+    PushSettings,
     RatingHistoryPage,
     RatingSystem,
     Scoresheet,
@@ -46,8 +50,10 @@ from hearts_client.models import (
     Token,
     Tournament,
     TournamentTableRow,
+    VapidKey,
     Webhook,
     WebhookWithSecret,
+    WebPushKeys,
 )
 
 if TYPE_CHECKING:
@@ -234,6 +240,12 @@ class MeResource(Resource[M]):
     def get(self) -> Call[Me]:
         """Who the credentials belong to, and the player's unfinished tables."""
         return Call("GET", "me")
+
+    @operation("listMyTurns")
+    def turns(self) -> Call[MyTurns]:
+        """The tables where it is your turn (player token), soonest deadline first: each one's
+        status, version, your seat, what you owe (pass, play, moon), deadline and clock."""
+        return Call("GET", "me/turns")
 
     @operation("updateMe")
     def update(self, language: str | None) -> Call[Me]:
@@ -718,6 +730,130 @@ class Webhooks(Resource[M]):
     deliveries_all = pages(deliveries, lambda page: page["results"])
 
 
+def _device(
+    kind: DeviceKind,
+    token: str,
+    keys: WebPushKeys | None,
+    topic: str | None,
+    label: str | None,
+    expires_at: str | None,
+) -> dict[str, Any]:
+    return {"kind": kind, "token": token} | _given(keys=keys, topic=topic, label=label, expires_at=expires_at)
+
+
+class Devices(Resource[M]):
+    """The phones and browsers a player is pushed to (docs/push.md): a player's own with their token,
+    or (the `_for` methods) one of an app's players' with the app key."""
+
+    @operation("registerDevice")
+    def register(
+        self,
+        kind: DeviceKind,
+        token: str,
+        *,
+        keys: WebPushKeys | None = None,
+        topic: str | None = None,
+        label: str | None = None,
+        expires_at: str | None = None,
+    ) -> Call[Device]:
+        """Player token: a device of yours. `token` is the FCM registration token, the APNs device
+        token (hex; `topic`: the bundle id, else the app's) or the Web Push endpoint (with its
+        `keys`); `expires_at` (ISO 8601, at most a year ahead) stops its pushes. The same token again
+        is the same device, updated (and moved to you if another player had it)."""
+        return _write("me/devices", _device(kind, token, keys, topic, label, expires_at))
+
+    @operation("listMyDevices")
+    def list(self) -> Call[builtins.list[Device]]:
+        """Player token: your devices, oldest first (never their tokens, only `token_hint`)."""
+        return Call("GET", "me/devices", unwrap="results")
+
+    @operation("deleteDevice")
+    def delete(self, device_id: int) -> Call[None]:
+        """Player token: remove one of your devices."""
+        return _write(f"me/devices/{device_id}", method="DELETE")
+
+    @operation("registerPlayerDevice")
+    def register_for(
+        self,
+        player_id: int,
+        kind: DeviceKind,
+        token: str,
+        *,
+        keys: WebPushKeys | None = None,
+        topic: str | None = None,
+        label: str | None = None,
+        expires_at: str | None = None,
+    ) -> Call[Device]:
+        """App key: a device of one of your players, as `register` does for a player."""
+        return _write(f"players/{player_id}/devices", _device(kind, token, keys, topic, label, expires_at))
+
+    @operation("listPlayerDevices")
+    def list_for(self, player_id: int) -> Call[builtins.list[Device]]:
+        """App key: one of your players' devices."""
+        return Call("GET", f"players/{player_id}/devices", unwrap="results")
+
+    @operation("deletePlayerDevice")
+    def delete_for(self, player_id: int, device_id: int) -> Call[None]:
+        """App key: remove a device of one of your players."""
+        return _write(f"players/{player_id}/devices/{device_id}", method="DELETE")
+
+
+class Push(Resource[M]):
+    """An app's push credentials (FCM, APNs) and the VAPID key browsers subscribe with (docs/push.md)."""
+
+    @operation("getPushSettings")
+    def get_settings(self) -> Call[PushSettings]:
+        """App key: your FCM and APNs keys' public fields (None: not set) and your VAPID key."""
+        return Call("GET", "app/push")
+
+    @operation("setFcmCredential")
+    def set_fcm(self, service_account: dict[str, Any]) -> Call[PushSettings]:
+        """App key: your FCM service account, the JSON key file's object as Google's console
+        downloads it (`json.load(file)`); its private key is stored encrypted, never shown again."""
+        return _write("app/push/fcm", {"service_account": service_account}, method="PUT")
+
+    @operation("setApnsCredential")
+    def set_apns(
+        self, key_id: str, team_id: str, topic: str, private_key: str, *, sandbox: bool = False
+    ) -> Call[PushSettings]:
+        """App key: your APNs token key: the .p8 file's text, its key id, your team id, and the bundle
+        id pushes go to; `sandbox` for APNs's development server."""
+        body = {
+            "key_id": key_id,
+            "team_id": team_id,
+            "topic": topic,
+            "private_key": private_key,
+            "sandbox": sandbox,
+        }
+        return _write("app/push/apns", body, method="PUT")
+
+    @operation("deleteFcmCredential")
+    def delete_fcm(self) -> Call[None]:
+        """App key: remove your FCM service account."""
+        return _write("app/push/fcm", method="DELETE")
+
+    @operation("deleteApnsCredential")
+    def delete_apns(self) -> Call[None]:
+        """App key: remove your APNs key."""
+        return _write("app/push/apns", method="DELETE")
+
+    def delete(self, provider: str) -> Any:
+        """App key: remove your `fcm` or `apns` credential: `delete_fcm()` or `delete_apns()` (on
+        `AsyncHeartsClient`, a coroutine to await)."""
+        resource: Any = self  # a Resource[Sync] or a Resource[Async]: the method's answer is its mode's
+        if provider == "fcm":
+            return resource.delete_fcm()
+        if provider == "apns":
+            return resource.delete_apns()
+        raise ValueError(f"provider is fcm or apns, not {provider!r}")
+
+    @operation("getVapidKey")
+    def vapid_key(self) -> Call[VapidKey]:
+        """The VAPID public key to subscribe a browser with (PushManager.subscribe's
+        applicationServerKey): your app's, or the service's own for a guest (no credentials needed)."""
+        return Call("GET", "push/vapid-key")
+
+
 class ClientResources(Generic[M]):
     """The resources of a client, one attribute each: `client.tables.join(...)`."""
 
@@ -732,6 +868,8 @@ class ClientResources(Generic[M]):
     tournaments: Tournaments[M]
     bots: Bots[M]
     webhooks: Webhooks[M]
+    devices: Devices[M]
+    push: Push[M]
 
     def _attach_resources(self) -> None:
         for name, kind in RESOURCES.items():
@@ -750,6 +888,8 @@ RESOURCES: dict[str, type[Resource[Any]]] = {
     "tournaments": Tournaments,
     "bots": Bots,
     "webhooks": Webhooks,
+    "devices": Devices,
+    "push": Push,
 }
 
 

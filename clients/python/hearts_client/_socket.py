@@ -196,14 +196,16 @@ _STATUS_CODES = {
     422: "wrong_phase not_your_turn card_not_in_hand must_lead_lowest_club must_follow_suit "
     "no_points_on_first_trick hearts_not_broken bad_pass moon_choice_invalid invalid_state game_over "
     "not_seated invite_invalid invite_expired table_not_open table_closed not_started not_finished "
-    "player_token_required app_key_required not_a_player_token too_many_sockets too_many_subscriptions",
+    "player_token_required app_key_required not_a_player_token too_many_sockets too_many_subscriptions "
+    "device_kind_not_allowed",
     400: "invalid_card invalid_option invalid_seat invalid_action invalid_idempotency_key "
     "invalid_version invalid_after invalid_filter invalid_cursor invalid_clock invalid_bot_level "
     "invalid_wait invalid_language invalid_url invalid_event_type invalid_format "
     "invalid_last_event_id malformed_request invalid_input invalid_request invalid_query "
-    "invalid_variables query_too_deep query_too_complex too_many_aliases",
+    "invalid_variables query_too_deep query_too_complex too_many_aliases invalid_device "
+    "invalid_push_credential",
     409: "stale_version idempotency_key_reused already_seated seat_taken table_full already_waiting "
-    "too_many_webhooks webhook_disabled bot_name_taken",
+    "too_many_webhooks webhook_disabled bot_name_taken too_many_devices",
     404: "not_found not_waiting",
     401: "ticket_invalid ticket_expired not_authenticated authentication_failed",
     403: "permission_denied csrf_failed metrics_forbidden",

@@ -190,6 +190,25 @@ class Me(TypedDict):
     language: str | None  # en, mi, eu, ms or ky; "": Accept-Language chooses; None for an app key
 
 
+class Turn(TypedDict):
+    """A table where your seat is to act (`GET me/turns`); no card: read the table for your hand."""
+
+    table: int
+    status: Literal["passing", "playing", "moon_choice"]
+    version: int  # send it as the version when you act
+    seat: int
+    action: Literal["pass", "play", "moon"]  # what you owe
+    deadline: str | None  # when your clock runs out (ISO 8601); None: no clock
+    clock: int | None  # the table's clock for this turn, in seconds
+
+
+class MyTurns(TypedDict):
+    """Your turns, soonest deadline first, then the tables without a clock (`GET me/turns`)."""
+
+    turns: list[Turn]
+    more: bool  # more than the 100 listed: act on these first
+
+
 class GameExport(TypedDict):
     """A finished game's document (`GET tables/{id}/export`, format `hearts-game/1`; docs/exports.md)."""
 
@@ -379,6 +398,10 @@ ErrorCode = Literal[
     "too_many_webhooks",
     "webhook_disabled",
     "bot_name_taken",
+    "invalid_device",
+    "device_kind_not_allowed",
+    "too_many_devices",
+    "invalid_push_credential",
     "invalid_format",
     "invalid_last_event_id",
     "ticket_invalid",
@@ -749,10 +772,25 @@ Event = Union[  # noqa: UP007 (a runtime alias)
 ]
 
 
+class TurnReminder(TypedDict):
+    """A correspondence turn runs out soon (webhooks only, in a body of type `table.reminder`): the
+    seats still to act and their deadline; `seq` and `hand` are the table's as it was sent."""
+
+    type: Literal["turn_reminder"]
+    seq: int
+    hand: int
+    seats: list[int]
+    deadline: str
+
+
+WebhookOnlyEvent = TurnReminder  # sent by webhooks only, never by a stream or the events list
+
+
 def _event_types() -> dict[str, type[Any]]:
-    """Each event type and its TypedDict (tests compare them with the OpenAPI document's `Event_<type>`)."""
+    """Each event type and its TypedDict (tests compare them with the OpenAPI document's `Event_<type>`):
+    the events of streams and logs, and the webhook-only ones."""
     out: dict[str, type[Any]] = {}
-    for cls in get_args(Event):
+    for cls in (*get_args(Event), WebhookOnlyEvent):
         literal = get_type_hints(cls)["type"]
         out[get_args(literal)[0]] = cls
     return out
@@ -905,3 +943,58 @@ class Token(TypedDict):
     """A bearer token, shown once."""
 
     token: str
+
+
+# -- push notifications (docs/push.md) -----------------------------------------------------------
+
+DeviceKind = Literal["fcm", "apns", "webpush"]
+
+
+class Device(TypedDict):
+    """A phone or browser a player is pushed to: never its whole token, only `token_hint`."""
+
+    id: int
+    kind: DeviceKind
+    label: str
+    token_hint: str
+    topic: str | None
+    created_at: str
+    expires_at: str | None
+    last_pushed_at: str | None
+
+
+class WebPushKeys(TypedDict):
+    """A Web Push subscription's keys, as PushSubscription.toJSON() gives them (base64url)."""
+
+    p256dh: str
+    auth: str
+
+
+class FcmSettings(TypedDict):
+    project_id: str
+    client_email: str
+    private_key_id: str
+    token_uri: str
+    updated_at: str
+
+
+class ApnsSettings(TypedDict):
+    key_id: str
+    team_id: str
+    topic: str
+    sandbox: bool
+    updated_at: str
+
+
+class VapidKey(TypedDict):
+    """The VAPID public key a browser subscribes with (applicationServerKey)."""
+
+    public_key: str
+
+
+class PushSettings(TypedDict):
+    """An app's push settings: the public fields of its keys (null: not set), never a secret."""
+
+    fcm: FcmSettings | None
+    apns: ApnsSettings | None
+    webpush: VapidKey

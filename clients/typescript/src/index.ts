@@ -27,6 +27,11 @@ export type LegalActions = Schemas["LegalOut"];
 export type Scoresheet = Schemas["ScoresheetOut"];
 export type TablePage = Schemas["TablePageOut"];
 export type Me = Schemas["MeOut"];
+/** A table where your seat is to act (`GET me/turns`), and the whole answer. */
+export type Turn = Schemas["TurnOut"];
+export type MyTurns = Schemas["TurnsOut"];
+/** A correspondence turn's reminder: webhooks only, in a body of type `table.reminder`. */
+export type TurnReminder = Schemas["Event_turn_reminder"];
 export type GameExport = Schemas["GameExportOut"];
 export type StreamTicket = Schemas["StreamTicketOut"];
 export type PlayerToken = Schemas["PlayerTokenOut"];
@@ -48,6 +53,15 @@ export type WebhookWithSecret = Schemas["WebhookSecretOut"];
 export type Delivery = Schemas["DeliveryOut"];
 export type DeliveryDetail = Schemas["DeliveryDetailOut"];
 export type DeliveryPage = Schemas["DeliveryPageOut"];
+/** Push notifications (docs/push.md): a device (never its whole token), what registers one, an app's
+ * push settings (never a secret), its APNs key, and the VAPID key a browser subscribes with. */
+export type Device = Schemas["DeviceOut"];
+export type DeviceKind = Device["kind"];
+export type DeviceRegistration = Schemas["RegisterDeviceRequest"];
+export type PushSettings = Schemas["PushSettingsOut"];
+export type ApnsCredential = Schemas["SetApnsCredentialRequest"];
+export type FcmServiceAccount = Schemas["SetFcmCredentialRequest"]["service_account"];
+export type VapidKey = Schemas["VapidKeyOut"];
 /** A table's hands: each deal's commitment, and its seed and record once over. */
 export type Hand = Schemas["HandOut"];
 export type HandReplay = Schemas["HandReplayOut"];
@@ -321,6 +335,10 @@ export class HeartsClient {
   readonly bots = new Bots(this);
   /** An app's webhook endpoints and their deliveries. */
   readonly webhooks = new Webhooks(this);
+  /** The phones and browsers a player is pushed to. */
+  readonly devices = new Devices(this);
+  /** An app's push credentials, and the VAPID key browsers subscribe with. */
+  readonly push = new Push(this);
 
   /**
    * GraphQL over one WebSocket at `/graphql/` as this client's token (or `options.ticket`), open
@@ -397,6 +415,12 @@ export class MeResource {
   /** Who the credentials belong to, and the player's unfinished tables. */
   get(): Promise<Me> {
     return this.c.call("getMe", "GET", "me");
+  }
+
+  /** The tables where it is your turn (player token), soonest deadline first: each one's status,
+   * version, your seat, what you owe (pass, play, moon), deadline and clock. */
+  turns(): Promise<MyTurns> {
+    return this.c.call("listMyTurns", "GET", "me/turns");
   }
 
   /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
@@ -789,6 +813,80 @@ export class Webhooks {
   redeliver(webhookId: number, deliveryId: string): Promise<Delivery> {
     const path = `webhooks/${webhookId}/deliveries/${code(deliveryId)}/redeliver`;
     return this.c.call("redeliver", "POST", path, { write: true });
+  }
+}
+
+/**
+ * The phones and browsers a player is pushed to (docs/push.md): a player's own with their token, or
+ * (the `For` methods) one of an app's players' with the app key.
+ */
+export class Devices {
+  constructor(private readonly c: HeartsClient) {}
+
+  /**
+   * Player token: a device of yours. `token` is the FCM registration token, the APNs device token
+   * (hex; `topic`: the bundle id, else the app's) or the Web Push endpoint (with its `keys`, as
+   * `PushSubscription.toJSON()` gives them); `expires_at` (at most a year ahead) stops its pushes.
+   * The same token again is the same device, updated (and moved to you if another player had it).
+   */
+  register(device: DeviceRegistration): Promise<Device> {
+    return this.c.call("registerDevice", "POST", "me/devices", { body: device, write: true });
+  }
+
+  /** Player token: your devices, oldest first (never their tokens, only `token_hint`). */
+  async list(): Promise<Device[]> {
+    return (await this.c.call("listMyDevices", "GET", "me/devices")).results;
+  }
+
+  /** Player token: remove one of your devices. */
+  async delete(deviceId: number): Promise<void> {
+    await this.c.call("deleteDevice", "DELETE", `me/devices/${deviceId}`, { write: true });
+  }
+
+  /** App key: a device of one of your players, as `register` does for a player. */
+  registerFor(playerId: number, device: DeviceRegistration): Promise<Device> {
+    return this.c.call("registerPlayerDevice", "POST", `players/${playerId}/devices`, { body: device, write: true });
+  }
+
+  /** App key: one of your players' devices. */
+  async listFor(playerId: number): Promise<Device[]> {
+    return (await this.c.call("listPlayerDevices", "GET", `players/${playerId}/devices`)).results;
+  }
+
+  /** App key: remove a device of one of your players. */
+  async deleteFor(playerId: number, deviceId: number): Promise<void> {
+    await this.c.call("deletePlayerDevice", "DELETE", `players/${playerId}/devices/${deviceId}`, { write: true });
+  }
+}
+
+/** An app's push credentials (FCM, APNs) and the VAPID key browsers subscribe with (docs/push.md). */
+export class Push {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** App key: your FCM and APNs keys' public fields (null: not set) and your VAPID key. */
+  getSettings(): Promise<PushSettings> {
+    return this.c.call("getPushSettings", "GET", "app/push");
+  }
+
+  /** App key: your FCM service account (the JSON key file's object); its private key is never shown again. */
+  setFcm(serviceAccount: FcmServiceAccount): Promise<PushSettings> {
+    return this.c.call("setFcmCredential", "PUT", "app/push/fcm", { body: { service_account: serviceAccount }, write: true });
+  }
+
+  /** App key: your APNs token key (the .p8 file's text, key id, team id, bundle id; `sandbox` for development). */
+  setApns(credential: ApnsCredential): Promise<PushSettings> {
+    return this.c.call("setApnsCredential", "PUT", "app/push/apns", { body: credential, write: true });
+  }
+
+  /** App key: remove your `fcm` or `apns` credential. */
+  async delete(provider: "fcm" | "apns"): Promise<void> {
+    if (provider === "fcm") await this.c.call("deleteFcmCredential", "DELETE", "app/push/fcm", { write: true });
+    else await this.c.call("deleteApnsCredential", "DELETE", "app/push/apns", { write: true });
+  }
+
+  /** The VAPID public key to subscribe a browser with (`applicationServerKey`): your app's, or the service's own for a guest. */
+  vapidKey(): Promise<VapidKey> {
+    return this.c.call("getVapidKey", "GET", "push/vapid-key");
   }
 }
 

@@ -4,6 +4,59 @@
  */
 
 export interface paths {
+    "/api/v1/app/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /app/push (app key): the app's push settings: FCM and APNs public fields, the VAPID key. */
+        get: operations["getPushSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app/push/apns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** @description App key: set (or replace) the APNs token key your players' apns devices are pushed with. Answers your push settings; the private key is stored encrypted and never shown. */
+        put: operations["setApnsCredential"];
+        post?: never;
+        /** @description App key: remove your APNs key (apns devices get no pushes until one is set again; none set: not_found). */
+        delete: operations["deleteApnsCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app/push/fcm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** @description App key: set (or replace) the FCM service account your players' fcm devices are pushed with. Answers your push settings; the private key is stored encrypted and never shown. */
+        put: operations["setFcmCredential"];
+        post?: never;
+        /** @description App key: remove your FCM service account (fcm devices get no pushes until one is set again; none set: not_found). */
+        delete: operations["deleteFcmCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/bots": {
         parameters: {
             query?: never;
@@ -153,6 +206,41 @@ export interface paths {
         patch: operations["updateMe"];
         trace?: never;
     };
+    "/api/v1/me/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /me/devices (player token): your devices. POST /me/devices: register one. */
+        get: operations["listMyDevices"];
+        put?: never;
+        /** @description Player token: register a phone or browser of yours to push to. The same token registered again is the same device (moved to you if another player had it; its keys, topic, label and expiry become these): REST answers 201 for a new device, 200 otherwise. The answer shows the token's last characters only. */
+        post: operations["registerDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/devices/{device_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Player token: remove one of your devices; nothing is pushed to it any more (another player's device: not_found). */
+        delete: operations["deleteDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/stream-tickets": {
         parameters: {
             query?: never;
@@ -164,6 +252,27 @@ export interface paths {
         put?: never;
         /** @description Player token: a ticket that opens your own stream (every table of yours) for 60 s. */
         post: operations["createPlayerStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /me/turns (player token): every unfinished table where your seat is to act (a seat
+         *     marked away is the server's to play), soonest deadline first: what a phone app shows as "your
+         *     move at 3 tables". No card: open a table to see your hand.
+         */
+        get: operations["listMyTurns"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -182,6 +291,41 @@ export interface paths {
         /** @description App key: a player for one of the app's users, and a first bearer token. */
         post: operations["createPlayer"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/players/{player_id}/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /players/{id}/devices (app key): one of your players' devices. POST: register one. */
+        get: operations["listPlayerDevices"];
+        put?: never;
+        /** @description App key: register a phone or browser of one of your players, as registerDevice does for a player (another app's player: not_found). */
+        post: operations["registerPlayerDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/players/{player_id}/devices/{device_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description App key: remove a device of one of your players (another app's player, or a device that is not theirs: not_found). */
+        delete: operations["deletePlayerDevice"];
         options?: never;
         head?: never;
         patch?: never;
@@ -232,6 +376,27 @@ export interface paths {
         put?: never;
         /** @description App key: another bearer token for one of the app's players. */
         post: operations["createPlayerToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/push/vapid-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /push/vapid-key (any caller, none needed): the VAPID public key a browser subscribes with:
+         *     the caller's app's (an app key, or a token of one of its players), else the service's own
+         *     (guests, and callers without credentials).
+         */
+        get: operations["getVapidKey"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -898,6 +1063,16 @@ export interface components {
             /** @description The seat, 0 first */
             position?: number;
         };
+        ApnsOut: {
+            key_id: string;
+            team_id: string;
+            /** @description The bundle id pushes go to, unless a device names its own */
+            topic: string;
+            /** @description true: APNs's development server */
+            sandbox: boolean;
+            /** Format: date-time */
+            updated_at: string;
+        };
         AppOut: {
             id: number;
             name: string;
@@ -1147,6 +1322,39 @@ export interface components {
          * @enum {string}
          */
         DeliveryStatusEnum: "pending" | "succeeded" | "failed";
+        /**
+         * @description * `fcm` - fcm
+         *     * `apns` - apns
+         *     * `webpush` - webpush
+         * @enum {string}
+         */
+        DeviceKindEnum: "fcm" | "apns" | "webpush";
+        DeviceListOut: {
+            /** @description Oldest first; expired devices are left out */
+            results: components["schemas"]["DeviceOut"][];
+        };
+        DeviceOut: {
+            id: number;
+            kind: components["schemas"]["DeviceKindEnum"];
+            /** @description Your name for it (empty: none) */
+            label: string;
+            /** @description The token's last 6 characters: never the whole token */
+            token_hint: string;
+            /** @description apns: the bundle id it was registered with (null: the app's) */
+            topic: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description No pushes after this (null: never)
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the last notification was sent to it
+             */
+            last_pushed_at: string | null;
+        };
         /** @description One entrant: a player of the app, or a bot level (exactly one of the two). */
         EntrantInRequest: {
             /** @description A player of the app */
@@ -1207,6 +1415,10 @@ export interface components {
          *     * `too_many_webhooks` - too_many_webhooks
          *     * `webhook_disabled` - webhook_disabled
          *     * `bot_name_taken` - bot_name_taken
+         *     * `invalid_device` - invalid_device
+         *     * `device_kind_not_allowed` - device_kind_not_allowed
+         *     * `too_many_devices` - too_many_devices
+         *     * `invalid_push_credential` - invalid_push_credential
          *     * `invalid_format` - invalid_format
          *     * `invalid_last_event_id` - invalid_last_event_id
          *     * `ticket_invalid` - ticket_invalid
@@ -1236,7 +1448,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1292,6 +1504,10 @@ export interface components {
              *     * `too_many_webhooks` - too_many_webhooks
              *     * `webhook_disabled` - webhook_disabled
              *     * `bot_name_taken` - bot_name_taken
+             *     * `invalid_device` - invalid_device
+             *     * `device_kind_not_allowed` - device_kind_not_allowed
+             *     * `too_many_devices` - too_many_devices
+             *     * `invalid_push_credential` - invalid_push_credential
              *     * `invalid_format` - invalid_format
              *     * `invalid_last_event_id` - invalid_last_event_id
              *     * `ticket_invalid` - ticket_invalid
@@ -1331,9 +1547,9 @@ export interface components {
             clock?: string;
             /** @description invalid_bot_level: the levels */
             levels?: string[];
-            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length, malformed or private; invite_invalid: unknown, revoked or used_up */
+            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length, malformed or private; invite_invalid: unknown, revoked or used_up; invalid_device, invalid_push_credential: why the field is refused (docs/errors.md) */
             reason?: string;
-            /** @description invalid_input: the field at fault */
+            /** @description invalid_input, invalid_device, invalid_push_credential: the field at fault */
             field?: string;
             /** @description not_your_turn: the seat to act */
             turn?: number;
@@ -1357,7 +1573,7 @@ export interface components {
             known?: string[];
             /** @description invalid_event_type: the unknown types sent */
             event_types?: string[];
-            /** @description request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints */
+            /** @description request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints; too_many_devices: the most devices of a player */
             limit?: number;
             /** @description already_waiting: the table where you wait */
             table?: number;
@@ -1460,6 +1676,15 @@ export interface components {
             variant: string;
             /** @description The player counts rated together */
             players: number[];
+        };
+        FcmOut: {
+            project_id: string;
+            client_email: string;
+            /** @description Which key of the service account (never the key itself) */
+            private_key_id: string;
+            token_uri: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /**
          * @description * `hearts-game/1` - hearts-game/1
@@ -1842,6 +2067,14 @@ export interface components {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
         };
+        PushSettingsOut: {
+            /** @description The FCM service account's public fields; null: none set */
+            fcm: components["schemas"]["FcmOut"] | null;
+            /** @description The APNs key's public fields; null: none set */
+            apns: components["schemas"]["ApnsOut"] | null;
+            /** @description The app's VAPID key, made on first need */
+            webpush: components["schemas"]["VapidKeyOut"];
+        };
         /** @description What you want to play; every field has a default. */
         QuickPlayRequest: {
             /** @description Engine options (docs/rules.md) */
@@ -1965,6 +2198,35 @@ export interface components {
             /** @description How long one move may take, 100 to 3000 ms; later, the basic bot moves instead (default 1000) Default: `1000`. */
             timeout_ms?: number;
         };
+        /** @description A phone or browser to push to. */
+        RegisterDeviceRequest: {
+            /**
+             * @description fcm (an FCM registration token), apns (an APNs device token) or webpush (a Web Push subscription); a guest registers only webpush
+             *
+             *     * `fcm` - fcm
+             *     * `apns` - apns
+             *     * `webpush` - webpush
+             */
+            kind: components["schemas"]["DeviceKindEnum"];
+            /** @description fcm: the registration token; apns: the device token in hex; webpush: the subscription's endpoint, an https URL (at most 1,024 characters) */
+            token: string;
+            /** @description webpush only: the subscription's keys, as PushSubscription.toJSON() gives them (else 400 invalid_device) */
+            keys?: {
+                /** @description Base64url of its P-256 public key (65 bytes) */
+                p256dh: string;
+                /** @description Base64url of its authentication secret (16 bytes) */
+                auth: string;
+            };
+            /** @description apns only: the app's bundle id (left out: the topic of the app's APNs key) Default: `""`. */
+            topic?: string;
+            /** @description Your own name for the device (at most 64 characters) Default: `""`. */
+            label?: string;
+            /**
+             * Format: date-time
+             * @description No pushes after this time, then the device is removed: ISO 8601, in the future and at most 365 days ahead (left out or null: never)
+             */
+            expires_at?: string | null;
+        };
         /** @description After a game: who asked for a rematch, and the rematch table once every person has. */
         RematchOut: {
             /** @description Seats whose players asked */
@@ -1986,6 +2248,36 @@ export interface components {
             away: boolean;
             /** @description Clocks run out in a row (reset when the player acts) */
             timeouts: number;
+        };
+        /** @description An app's APNs token key (a .p8 file) and the bundle id it pushes to. */
+        SetApnsCredentialRequest: {
+            /** @description The key's 10-character id */
+            key_id: string;
+            /** @description Your 10-character Apple team id */
+            team_id: string;
+            /** @description The app's bundle id (apns-topic) */
+            topic: string;
+            /** @description true: APNs's development server; false: production Default: `false`. */
+            sandbox?: boolean;
+            /** @description The .p8 file's text: an EC P-256 key, PEM (never shown again) */
+            private_key: string;
+        };
+        /** @description An app's FCM service account (FCM HTTP v1). */
+        SetFcmCredentialRequest: {
+            /** @description The service account's JSON key file as Google's console downloads it (its other fields are ignored); else 400 invalid_push_credential naming the field */
+            service_account: {
+                /** @enum {string} */
+                type: "service_account";
+                project_id: string;
+                client_email: string;
+                private_key_id: string;
+                /** @description An RSA key (2048 bits or more), PEM */
+                private_key: string;
+                /** @description An https URL */
+                token_uri: string;
+            } & {
+                [key: string]: unknown;
+            };
         };
         SheetRowOut: {
             hand: number;
@@ -2258,6 +2550,54 @@ export interface components {
             /** @description null: a carried trick (Cancellation) */
             winner: number | null;
             points: number;
+        };
+        TurnOut: {
+            /** @description The table's id */
+            table: number;
+            /**
+             * @description The table's status
+             *
+             *     * `passing` - passing
+             *     * `playing` - playing
+             *     * `moon_choice` - moon_choice
+             */
+            status: components["schemas"]["TurnOutStatusEnum"];
+            /** @description The table's version (send it as If-Match to act) */
+            version: number;
+            /** @description Your seat */
+            seat: number;
+            /**
+             * @description What you owe: a pass, a card, or a moon choice
+             *
+             *     * `pass` - pass
+             *     * `play` - play
+             *     * `moon` - moon
+             */
+            action: components["schemas"]["LegalOutTypeEnum"];
+            /**
+             * Format: date-time
+             * @description When your clock runs out; null: no clock
+             */
+            deadline: string | null;
+            /** @description The table's clock for this turn, in seconds */
+            clock: number | null;
+        };
+        /**
+         * @description * `passing` - passing
+         *     * `playing` - playing
+         *     * `moon_choice` - moon_choice
+         * @enum {string}
+         */
+        TurnOutStatusEnum: "passing" | "playing" | "moon_choice";
+        TurnsOut: {
+            /** @description Soonest deadline first, then the tables without a clock by id; at most 100 */
+            turns: components["schemas"]["TurnOut"][];
+            /** @description There are more than 100: act on these first */
+            more: boolean;
+        };
+        VapidKeyOut: {
+            /** @description The VAPID public key: base64url of an uncompressed P-256 point (65 bytes), no padding; a browser's PushManager.subscribe takes it as applicationServerKey */
+            public_key: string;
         };
         /**
          * @description * `classic` - classic
@@ -3536,6 +3876,27 @@ export interface components {
             /** @description stream position: resume with Last-Event-ID */
             id?: string;
         };
+        /**
+         * @description A correspondence turn runs out soon: the seats still to act, and their deadline (docs/bots-and-clocks.md#correspondence-tables).
+         * @example {
+         *       "type": "turn_reminder",
+         *       "seq": 30,
+         *       "hand": 2,
+         *       "seats": [
+         *         0
+         *       ],
+         *       "deadline": "2026-05-03T12:00:00Z"
+         *     }
+         */
+        Event_turn_reminder: {
+            /** @enum {string} */
+            type: "turn_reminder";
+            seq: number;
+            hand: number;
+            seats: number[];
+            /** Format: date-time */
+            deadline: string;
+        };
         /** @description An event of the table's log, as the caller may see it */
         Event: components["schemas"]["Event_game_started"] | components["schemas"]["Event_seat_taken"] | components["schemas"]["Event_seat_left"] | components["schemas"]["Event_bot_added"] | components["schemas"]["Event_hand_started"] | components["schemas"]["Event_cards_dealt"] | components["schemas"]["Event_pass_submitted"] | components["schemas"]["Event_cards_passed"] | components["schemas"]["Event_passes_complete"] | components["schemas"]["Event_cards_received"] | components["schemas"]["Event_card_played"] | components["schemas"]["Event_hearts_broken"] | components["schemas"]["Event_trick_won"] | components["schemas"]["Event_trick_carried"] | components["schemas"]["Event_moon_shot"] | components["schemas"]["Event_moon_chosen"] | components["schemas"]["Event_hand_scored"] | components["schemas"]["Event_hand_revealed"] | components["schemas"]["Event_game_over"] | components["schemas"]["Event_table_abandoned"] | components["schemas"]["Event_table_finished"] | components["schemas"]["Event_ratings_changed"] | components["schemas"]["Event_bot_fallback"] | components["schemas"]["Event_turn_timed_out"] | components["schemas"]["Event_seat_away"] | components["schemas"]["Event_seat_back"] | components["schemas"]["Event_match_found"] | components["schemas"]["Event_quick_play_expired"] | components["schemas"]["Event_rematch_proposed"] | components["schemas"]["Event_rematch_accepted"] | components["schemas"]["Event_rematch_started"] | components["schemas"]["Event_tournament_table"] | components["schemas"]["Event_tournament_progress"] | components["schemas"]["Event_tournament_next_table"];
         /**
@@ -3556,6 +3917,379 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getPushSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSettingsOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    setApnsCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetApnsCredentialRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSettingsOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_push_credential` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    deleteApnsCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    setFcmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetFcmCredentialRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSettingsOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_push_credential` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    deleteFcmCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     listBots: {
         parameters: {
             query?: never;
@@ -4521,6 +5255,241 @@ export interface operations {
             };
         };
     };
+    listMyDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    registerDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterDeviceRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceOut"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_device` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `too_many_devices` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `device_kind_not_allowed`, `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    deleteDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                device_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     createPlayerStreamTicket: {
         parameters: {
             query?: never;
@@ -4567,6 +5536,65 @@ export interface operations {
             };
             /** @description Error codes: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listMyTurns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnsOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4657,6 +5685,264 @@ export interface operations {
             };
             /** @description Error codes: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listPlayerDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceListOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    registerPlayerDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterDeviceRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceOut"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input`, `invalid_device` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `too_many_devices` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `device_kind_not_allowed`, `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    deletePlayerDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                device_id: number;
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4899,6 +6185,56 @@ export interface operations {
             };
             /** @description Error codes: `app_key_required` */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getVapidKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VapidKeyOut"];
+                };
+            };
+            /** @description Error codes: `authentication_failed` */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,9 +17,11 @@ import {
   type BotTurn,
   type components,
   type LeaderboardPage,
+  type MyTurns,
   type RatingHistoryPage,
   type RatingsChanged,
   type StreamEvent,
+  type Turn,
 } from "../src/index.js";
 
 // Compile-time: each action the client sends is a body the document's submitAction accepts.
@@ -288,4 +290,25 @@ test("webhooks and hands: each method sends its operation", async () => {
     ],
   );
   assert.ok(sent.filter((r) => r.method !== "GET").every((r) => r.headers.get("Idempotency-Key")));
+});
+
+test("me.turns reads the player's turns, soonest deadline first, typed by the document", async () => {
+  const turn: Turn = {
+    table: 7,
+    status: "passing",
+    version: 8,
+    seat: 0,
+    action: "pass",
+    deadline: "2026-12-06T09:00:00Z",
+    clock: 86400,
+  };
+  const { sent, fetch } = scripted(json(200, { turns: [turn], more: false }));
+  const answer: MyTurns = await client(fetch).me.turns();
+  assert.deepEqual(answer.turns.map((t) => [t.table, t.action, t.clock]), [[7, "pass", 86400]]);
+  assert.equal(answer.more, false);
+  assert.deepEqual(
+    sent.map((r) => `${r.method} ${new URL(r.url).pathname}`),
+    ["GET /api/v1/me/turns"],
+  );
+  assert.equal(sent[0]?.headers.get("Idempotency-Key"), null);
 });

@@ -1,0 +1,141 @@
+"""Web Push (RFC 8030): the payload encrypted for the browser (RFC 8291, aes128gcm) and signed for
+its push service (VAPID, RFC 8292), one POST to the subscription's endpoint; and the VAPID pair."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import time
+from urllib.parse import urlsplit
+
+import httpx
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from django.conf import settings
+from http_ece import ECEException  # type: ignore[import-untyped]  # pywebpush's RFC 8188 cipher
+from py_vapid import Vapid02, VapidException  # type: ignore[import-untyped]  # pywebpush's VAPID signer
+from pywebpush import WebPusher, WebPushException  # type: ignore[import-untyped]
+
+from games.push.providers import (
+    Credential,
+    Note,
+    Outcome,
+    Target,
+    client,
+    network_outcome,
+    refusal,
+    retry_after,
+    webpush_topic,
+)
+from games.webhooks.transport import blocked
+
+log = logging.getLogger(__name__)
+
+VAPID_LIFETIME = 12 * 3600  # seconds; push services refuse a VAPID token valid for more than 24 h
+SENT = frozenset({200, 201, 202})
+DEAD = frozenset({404, 410})  # the subscription expired or the browser unsubscribed
+
+
+def generate_vapid() -> tuple[str, str]:
+    """A new VAPID pair: (the public key as browsers take it for applicationServerKey, an
+    uncompressed P-256 point in unpadded base64url; the private key in PKCS#8 PEM)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    point = key.public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+    )
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return base64.urlsafe_b64encode(point).decode().rstrip("="), pem.decode()
+
+
+def content(note: Note) -> bytes:
+    """What the service worker receives (games' web client shows it with showNotification, `tag`
+    replacing the table's earlier one)."""
+    body = {
+        "title": note.title,
+        "body": note.body,
+        "tag": note.collapse,
+        "data": dict(note.data),
+        "lang": note.language,
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _vapid_key(credential: Credential) -> ec.EllipticCurvePrivateKey | None:
+    try:
+        private = serialization.load_pem_private_key(str(credential["private_key"]).encode(), None)
+    except (KeyError, ValueError, TypeError, UnsupportedAlgorithm):
+        return None
+    return private if isinstance(private, ec.EllipticCurvePrivateKey) else None
+
+
+def _vapid_headers(key: ec.EllipticCurvePrivateKey, subject: str, origin: str) -> dict[str, str]:
+    """The RFC 8292 `Authorization: vapid t=<jwt>,k=<public key>` for the endpoint's origin."""
+    claims = {"aud": origin, "exp": int(time.time()) + VAPID_LIFETIME, "sub": subject}
+    headers: dict[str, str] = Vapid02(private_key=key).sign(claims)
+    return headers
+
+
+def send(credential: Credential, target: Target, note: Note, timeout: float) -> Outcome:
+    """Send `note` to one Web Push subscription. Its endpoint is whatever the browser (or a client
+    claiming to be one) registered, so it is refused unless it is an http(s) URL of a public host
+    (WEBHOOK_ALLOW_PRIVATE_HOSTS allows private ones, as for webhooks)."""
+    endpoint = target.token
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return Outcome("failed", error="endpoint: not an http(s) URL")
+    refused = blocked(endpoint)
+    if refused:
+        return refusal("endpoint", endpoint, refused)
+    secrets = (endpoint, str(credential.get("private_key", "")), *target.keys.values())
+    subscription = {"endpoint": endpoint, "keys": dict(target.keys)}
+    key = _vapid_key(credential)
+    if key is None:
+        return Outcome("failed", error="credential: private_key is not a usable P-256 key in PEM")
+    subject = str(credential.get("subject") or settings.PUSH_VAPID_SUBJECT)
+    try:
+        vapid = _vapid_headers(key, subject, f"{parts.scheme}://{parts.netloc}")
+    except VapidException:
+        return Outcome("failed", error="credential: subject is not a mailto: or https: URL")
+    try:
+        encrypted = WebPusher(subscription).encode(content(note), "aes128gcm")["body"]
+    except (WebPushException, ECEException, ValueError, TypeError, binascii.Error):
+        return Outcome("failed", error="subscription: keys p256dh and auth are not a usable pair")
+    headers = {
+        **vapid,
+        "Content-Encoding": "aes128gcm",
+        "Content-Type": "application/octet-stream",
+        "TTL": str(note.ttl),
+        "Urgency": "high",
+        "Topic": webpush_topic(note.collapse),  # the service replaces an undelivered earlier one
+    }
+    try:
+        # The answer's body is never read: the endpoint's host may be anyone's.
+        with client().stream(
+            "POST", endpoint, content=encrypted, headers=headers, timeout=timeout
+        ) as response:
+            status = response.status_code
+            location = response.headers.get("location", "")
+            wait = retry_after(response.headers.get("retry-after"))
+    except httpx.HTTPError as exc:
+        return network_outcome(exc, *secrets)
+    if status in SENT:
+        return Outcome("sent", status=status, provider_id=_message_id(location))
+    error = f"HTTP {status}"
+    if status in DEAD:
+        log.info("Web Push subscription at %s is gone (HTTP %s)", parts.hostname, status)
+        return Outcome("dead", status=status, error=error)
+    if status == 429 or status >= 500:
+        return Outcome("retry", status=status, error=error, retry_after=wait)
+    return Outcome("failed", status=status, error=error)
+
+
+def _message_id(location: str) -> str:
+    """The push service's id of the message: the last segment of its Location (RFC 8030 5)."""
+    return location.rstrip("/").rsplit("/", 1)[-1][:200]

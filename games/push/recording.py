@@ -1,0 +1,175 @@
+"""Recording notifications in the transaction of the change that causes them, and queueing their sends
+after the commit: a committed turn always has its pushes and a rolled-back one never does.
+
+Each message is keyed (unique per device): a turn by the table, hand, phase, trick and seat, so that
+recording it again (a pass that leaves other seats to pass, a retried transaction) adds nothing. A
+turn waits PUSH_GRACE_SECONDS before it is sent, and is sent only if it is still the seat's turn and
+its player has no live stream on the table then (games.push.sending)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from games.engine import GAME_OVER, MOON, PASSING, State
+from games.infra import jobs
+from games.models import PushDevice, PushMessage, Table
+
+PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
+# Whether a player has a device, per process for CACHE_SECONDS: a move where a person is to act
+# costs no query for players without one (most of them). A device registered elsewhere is seen
+# within that time; one registered in this process at once (`forget`).
+CACHE_SECONDS = 5.0
+_has_devices: dict[int, tuple[float, bool]] = {}
+_cache_lock = threading.Lock()
+
+
+def forget(player_id: int) -> None:
+    """The player's devices changed: ask the database next time."""
+    with _cache_lock:
+        _has_devices.pop(player_id, None)
+
+
+def _with_devices(player_ids: Iterable[int]) -> list[int]:
+    wanted = sorted(set(player_ids))
+    now = time.monotonic()
+    with _cache_lock:
+        known = {p: _has_devices[p][1] for p in wanted if p in _has_devices and _has_devices[p][0] > now}
+    unknown = [p for p in wanted if p not in known]
+    if unknown:
+        found = set(PushDevice.objects.filter(player_id__in=unknown).values_list("player_id", flat=True))
+        with _cache_lock:
+            for p in unknown:
+                _has_devices[p] = (now + CACHE_SECONDS, p in found)
+                known[p] = p in found
+    return [p for p in wanted if known[p]]
+
+
+def turn_key(table_id: int, state: State, seat: int) -> str:
+    """What makes a turn one: the same while the seat is to act, new at its next turn."""
+    return f"turn:{table_id}:{state.hand_no}:{state.phase}:{len(state.tricks)}:{seat}"
+
+
+def phase_word(state: State) -> str:
+    return PHASE_OF.get(state.phase, "play")
+
+
+def turns(table: Table, state: State) -> None:
+    """The people to act now (not a bot's seat, not one marked away) are told it is their turn."""
+    if state.phase == GAME_OVER:
+        return
+    people = {}
+    for seat in state.to_act():
+        info = table.seating[seat]
+        if info["player"] is not None and not info["bot"] and not info.get("away"):
+            people[seat] = info["player"]
+    if not people:
+        return
+    reached = set(_with_devices(people.values()))
+    targets = [(seat, player) for seat, player in people.items() if player in reached]
+    if targets:
+        _record(
+            table,
+            "turn",
+            [(player, turn_key(table.pk, state, seat), seat) for seat, player in targets],
+            delay=float(settings.PUSH_GRACE_SECONDS),
+        )
+
+
+def events(table: Table, tagged: Sequence[list[Any]]) -> None:
+    """A move's public events that concern people away from the table: a rematch offered (to the
+    other people seated) and the game over (to every person seated)."""
+    kinds = {e[0] for e in tagged if e[2] is None}
+    if not kinds & {"rematch_proposed", "table_finished"}:
+        return
+    people = [(s["position"], s["player"]) for s in table.seating if s["player"] is not None and not s["bot"]]
+    if not people:
+        return
+    reached = set(_with_devices(p for _, p in people))
+    rows: list[tuple[str, list[tuple[int, str, int | None]]]] = []
+    for e in tagged:
+        if e[2] is not None:
+            continue
+        if e[0] == "rematch_proposed":
+            proposer = e[1].get("seat")
+            key = f"rematch:{table.pk}"
+            rows.append(("rematch", [(p, key, s) for s, p in people if s != proposer and p in reached]))
+        elif e[0] == "table_finished" and e[1].get("status") == "finished":
+            key = f"finished:{table.pk}"
+            rows.append(("finished", [(p, key, s) for s, p in people if p in reached]))
+    for kind, targets in rows:
+        if targets:
+            _record(table, kind, targets)
+
+
+def invited(table: Table, player_ids: Iterable[int]) -> None:
+    """Players named at a new table are told they are invited."""
+    reached = _with_devices(player_ids)
+    if reached:
+        _record(table, "invite", [(p, f"invite:{table.pk}", None) for p in reached])
+
+
+def remind(table: Table, seats: Sequence[int]) -> None:
+    """A correspondence turn is close to its deadline: its people are reminded (once per deadline)."""
+    if table.deadline is None:
+        return
+    stamp = int(table.deadline.timestamp())
+    targets = []
+    for seat in seats:
+        info = table.seating[seat]
+        if info["player"] is not None and not info["bot"]:
+            targets.append((info["player"], f"reminder:{table.pk}:{stamp}:{seat}", seat))
+    reached = set(_with_devices(p for p, _, _ in targets))
+    targets = [t for t in targets if t[0] in reached]
+    if targets:
+        _record(table, "reminder", targets)
+
+
+def _record(
+    table: Table, kind: str, targets: Sequence[tuple[int, str, int | None]], *, delay: float = 0.0
+) -> None:
+    """One message per device of each (player, key, seat), skipping what is recorded already."""
+    by_player: dict[int, list[PushDevice]] = {}
+    now = timezone.now()
+    live = PushDevice.objects.filter(player_id__in={p for p, _, _ in targets}).exclude(expires_at__lte=now)
+    for device in live.only("pk", "player_id"):
+        by_player.setdefault(device.player_id, []).append(device)
+    due = now + dt.timedelta(seconds=delay)
+    rows = [
+        PushMessage(
+            uuid=uuid.uuid4(),
+            device=device,
+            table=table,
+            kind=kind,
+            key=key,
+            version=table.version,
+            seat=seat,
+            not_before=due,
+            next_attempt_at=due,
+            queued_at=now,
+        )
+        for player, key, seat in targets
+        for device in by_player.get(player, ())
+    ]
+    if not rows:
+        return
+    PushMessage.objects.bulk_create(rows, ignore_conflicts=True)  # recorded already: nothing more
+    ids = [str(r.uuid) for r in rows]
+    transaction.on_commit(lambda: queue(ids, countdown=delay))
+
+
+def queue(message_ids: Iterable[str], countdown: float = 0.0) -> None:
+    """Queue the sends on the push lane, `countdown` seconds from now (the grace). In eager mode (the
+    embedded run, tests) nothing is queued: the embedded sweep's sender thread sends what is due."""
+    if jobs.eager():
+        return
+    for message_id in message_ids:
+        jobs.deliver_push(message_id, countdown)

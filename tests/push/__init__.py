@@ -1,0 +1,1 @@
+"""Push notifications: the providers' wire protocols against local providers, devices, delivery."""
