@@ -45,16 +45,25 @@ lint: $(VENV)/.installed
 # is printed whole when it ends (--output-sync); the run fails if any part fails.
 test: $(VENV)/.installed
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint test-suite test-compiled
-	$(MAKE) --no-print-directory coverage
 
-# On both cores: pytest-xdist sends whole files to two worker processes, each with its own test
-# database (pytest-django) and Redis database (tests/parallel.py).
+# The whole suite in two runs: the fast loop's tests traced (coverage.py, the floor CI keeps: see
+# `coverage` below), then the slow ones untraced (tracing them, whose games through live servers
+# dominate, took the suite past 20 minutes). pytest-xdist runs each on worker processes, each with
+# its own test database (pytest-django) and Redis database (tests/parallel.py); the slow tests go
+# by whole files (their live servers are per file) to SUITE_WORKERS processes: three on two cores,
+# as most of their time is spent waiting for the servers, workers and browsers they start.
+# Both runs always run; the target fails if either does.
+SUITE_WORKERS ?= 3
 test-suite: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest -p tests.parallel -n 2 --dist loadfile $(PYTEST_ARGS)
+	@status=0; \
+	$(MAKE) --no-print-directory coverage || status=$$?; \
+	$(VENV)/bin/python -m pytest -p tests.parallel -m slow -n $(SUITE_WORKERS) --dist loadfile $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
-# The coverage floor CI keeps: the tests of the fast loop, traced (coverage.py), fail below
-# `fail_under` ([tool.coverage.*] in pyproject.toml); HTML=1 also writes htmlcov/. Tracing the whole
-# suite, whose games through live servers dominate, took it past 20 minutes (docs/architecture.md).
+# The coverage floor CI keeps (the first half of test-suite): the tests of the fast loop, traced
+# (coverage.py), fail below `fail_under` ([tool.coverage.*] in pyproject.toml); HTML=1 also writes
+# htmlcov/. Tracing the whole suite, whose games through live servers dominate, took it past 20
+# minutes (docs/architecture.md).
 coverage: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -p tests.parallel -m "not slow" -n 2 -q --cov --cov-report=term $(if $(HTML),--cov-report=html) $(PYTEST_ARGS)
 

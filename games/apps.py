@@ -9,6 +9,7 @@ class GamesConfig(AppConfig):
 
     def ready(self) -> None:
         from games import embedded
+        from games.push import credentials  # noqa: F401  (connects: an app's push keys go with it)
 
         if embedded.wanted():
             embedded.start()

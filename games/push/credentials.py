@@ -29,6 +29,8 @@ from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
 from games.errors import ServiceError
 from games.models import App, PushCredential
@@ -259,6 +261,12 @@ def delete(app: App, provider: str) -> None:
     deleted, _ = PushCredential.objects.filter(scope=app.pk, provider=provider).delete()
     if not deleted:
         raise ServiceError("not_found", f"no {provider} credential is set", kind="not_found")
+
+
+@receiver(post_delete, sender=App)
+def _app_deleted(sender: type[App], instance: App, **kwargs: Any) -> None:
+    """An app's keys go with it (a credential names its app by id, as the service's own has none)."""
+    PushCredential.objects.filter(scope=instance.pk).exclude(scope=SERVICE_SCOPE).delete()
 
 
 def vapid(scope: int) -> PushCredential:

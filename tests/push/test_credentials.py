@@ -520,3 +520,13 @@ def test_the_python_sdk_sets_shows_and_removes_push_credentials(rsa_pem: str) ->
         with pytest.raises(ValueError, match="fcm or apns"):
             app.push.delete("webpush")
         assert app.push.get_settings()["fcm"] is None and app.push.get_settings()["apns"] is None
+
+
+@pytest.mark.django_db
+def test_an_apps_push_keys_are_deleted_with_it() -> None:
+    app, _ = app_create(name="leaving")
+    credentials.vapid_public_key(app.pk)
+    other, _ = app_create(name="staying")
+    credentials.vapid_public_key(other.pk)
+    app.delete()
+    assert list(PushCredential.objects.values_list("scope", flat=True)) == [other.pk]
