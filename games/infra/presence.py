@@ -5,8 +5,9 @@ them. Each open player stream is one member of the sorted set `hearts:present:<t
 table it follows, scored with the time the entry expires; the stream adds itself when it follows a
 table and removes itself when it stops or closes, and its process refreshes its entries every
 STREAM_POLL_SECONDS (games/live/fanout.py), so a process that died leaves entries that expire within
-TTL seconds. Without Redis (the embedded run, one process) the entries are kept in the process.
-Redis failing makes a player count as absent (a push too many, never a missed turn).
+TTL seconds, and a web process whose Redis came back empty (a restart) adds its entries again at
+once. Without Redis (the embedded run, one process) the entries are kept in the process. While
+Redis cannot say, a push waits (games.push.sending) rather than guess.
 """
 
 from __future__ import annotations
@@ -85,16 +86,17 @@ def closed(entries: Iterable[Entry]) -> None:
         log.warning("presence: Redis unavailable: %s", exc)
 
 
-def watching(table_id: int, player_id: int) -> bool:
-    """Whether the player has a live stream or subscription following the table now."""
+def watching(table_id: int, player_id: int) -> bool | None:
+    """Whether the player has a live stream or subscription following the table now; None when
+    Redis cannot say (the caller waits and asks again rather than guess)."""
     if not settings.REDIS_URL:
         with _lock:
             return bool(_local.get((table_id, player_id)))
     client = shared_redis()
     if client is None:
-        return False
+        return None
     try:
         return int(client.zcount(key(table_id, player_id), time.time(), "+inf")) > 0  # type: ignore[arg-type]
     except Exception as exc:
         log.warning("presence: Redis unavailable: %s", exc)
-        return False
+        return None

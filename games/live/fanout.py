@@ -450,6 +450,8 @@ class Hub:
                 await self._connect()
                 if self.connects > 1:
                     log.warning("streams: Redis subscription back (%d channels)", len(self.subscribed))
+                    if self.present:  # a restarted Redis lost them: no push to a player watching
+                        self.background(db(presence.refresh, list(self.present)))
                 delay = 0.1
                 self.loop.create_task(self.poll_now())  # wake-ups may have been lost meanwhile
                 while True:

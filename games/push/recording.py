@@ -161,7 +161,17 @@ def _record(
     ]
     if not rows:
         return
-    PushMessage.objects.bulk_create(rows, ignore_conflicts=True)  # recorded already: nothing more
+    # Recorded already (a pass that leaves other seats to pass records each turn again): nothing
+    # more, and no task for it. The unique constraint still holds against a racing transaction.
+    known = set(
+        PushMessage.objects.filter(
+            device__in=[r.device for r in rows], key__in={r.key for r in rows}
+        ).values_list("device_id", "key")
+    )
+    rows = [r for r in rows if (r.device.pk, r.key) not in known]
+    if not rows:
+        return
+    PushMessage.objects.bulk_create(rows, ignore_conflicts=True)
     ids = [str(r.uuid) for r in rows]
     transaction.on_commit(lambda: queue(ids, countdown=delay))
 

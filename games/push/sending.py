@@ -11,7 +11,6 @@ Retry-After; a token the provider calls dead removes its device."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import logging
 import random
 import threading
@@ -27,8 +26,8 @@ from django.utils import timezone
 from games.engine import State, state_from_dict
 from games.infra import jobs, metrics, presence
 from games.models import PushDevice, PushMessage, Table
-from games.push import recording, texts
-from games.push.providers import Outcome, Target
+from games.push import credentials, devices, recording, texts
+from games.push.providers import Outcome, Target, apns, fcm, webpush
 
 log = logging.getLogger(__name__)
 Status = PushMessage.Status
@@ -46,14 +45,13 @@ def backoff(attempts: int) -> float:
     return float(min(cap, base * 2 ** max(0, attempts - 1)) * random.uniform(0.75, 1.0))
 
 
-def _credential(scope: int, provider: str) -> dict[str, Any] | None:
-    from games.push import credentials
-
-    return credentials.credential_for(scope, provider)
+# Imported here, before a worker forks its pool: a first send that imported them took two seconds.
+PROVIDERS: dict[str, Any] = {"fcm": fcm, "apns": apns, "webpush": webpush}
+UNSURE_WAIT = 2.0  # seconds a push waits when Redis cannot say whether its player is watching
 
 
 def _provider(kind: str) -> Any:
-    return importlib.import_module(f"games.push.providers.{kind}")
+    return PROVIDERS[kind]
 
 
 def _still_wanted(row: PushMessage, now: dt.datetime) -> str:
@@ -79,8 +77,12 @@ def _still_wanted(row: PushMessage, now: dt.datetime) -> str:
             return "acted"
     elif row.kind == "invite" and table.status != Table.Status.OPEN:
         return "started"
-    if row.kind != "finished" and presence.watching(table.pk, device.player_id):
-        return "watching"
+    if row.kind != "finished":
+        seen = presence.watching(table.pk, device.player_id)
+        if seen is None:
+            return "unsure"
+        if seen:
+            return "watching"
     return ""
 
 
@@ -106,7 +108,13 @@ def attempt(message_id: str, *, now: dt.datetime | None = None) -> str:
             return "in_doubt"
         device: PushDevice = row.device
         why_not = _still_wanted(row, now)
-        credential = None if why_not else _credential(device.scope, device.kind)
+        if why_not == "unsure":  # Redis cannot say who is watching (it restarts): ask again shortly
+            row.next_attempt_at = row.queued_at = now + dt.timedelta(seconds=UNSURE_WAIT)
+            row.save(update_fields=["next_attempt_at", "queued_at"])
+            ids = [str(row.uuid)]
+            transaction.on_commit(lambda: recording.queue(ids, countdown=UNSURE_WAIT))
+            return "retry"
+        credential = None if why_not else credentials.credential_for(device.scope, device.kind)
         if why_not or credential is None:
             row.status = Status.CANCELLED if why_not else Status.FAILED
             row.next_attempt_at, row.last_error = None, why_not or "no_credentials"
@@ -221,8 +229,6 @@ def sweep(*, inline: bool = False, limit: int = 500) -> int:
     background sender thread, so a slow provider never holds up the clocks."""
     global _sender
     now = timezone.now()
-    from games.push import devices
-
     devices.prune_expired(now)
     if inline:
         if not due(now).exists():

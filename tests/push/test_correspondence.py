@@ -29,7 +29,9 @@ from games import push, services, tasks, webhooks
 from games.accounts import app_create, player_create
 from games.engine import state_from_dict
 from games.infra import clocks, jobs
-from games.models import App, Move, Player, Table, WebhookDelivery
+from games.models import App, Move, Player, PushMessage, Table, WebhookDelivery
+from games.push import credentials, devices
+from tests.push.providers import FakeWebPush
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks fire, as in production
 
@@ -110,11 +112,15 @@ def _reminders(table: Table) -> list[WebhookDelivery]:
 
 
 def test_a_one_hour_clock_reminds_fifteen_minutes_before_once_then_the_clock_acts(
-    receiver: Receiver, reminded: list[tuple[int, list[int]]]
+    receiver: Receiver, reminded: list[tuple[int, list[int]]], settings: Any
 ) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True  # the local push service
     app, _ = app_create(name="correspondence")
     endpoint, secret = webhooks.endpoint_create(app=app, url=receiver.url)  # every public event type
     player, _ = player_create(app=app, name="Ada")
+    browser = FakeWebPush().start()
+    sub = browser.subscription(server_key=credentials.vapid_public_key(app.pk))
+    devices.register(player, kind="webpush", token=sub["endpoint"], keys=sub["keys"])
     with time_machine.travel(START, tick=False) as clock:
         table = _person_and_bots(app, player, {"pass": HOUR, "play": HOUR, "moon": HOUR})
         assert table.status == "passing" and state_from_dict(table.state).to_act() == [0]
@@ -152,8 +158,17 @@ def test_a_one_hour_clock_reminds_fifteen_minutes_before_once_then_the_clock_act
         ]
         assert headers["hearts-event"] == "turn_reminder"
 
+        # The player's browser is reminded too, once, in words and with no card.
+        (note,) = PushMessage.objects.filter(table=table, kind="reminder")
+        assert push.attempt(str(note.uuid)) == "sent"
+        payload = browser.received[-1]["payload"]
+        assert payload["title"] == "Your move is due soon"
+        assert payload["body"] == f"Table {table.pk}: your time runs out in about 14 minutes."
+        assert payload["data"]["kind"] == "reminder" and payload["tag"] == f"table-{table.pk}"
+
         tasks.sweep()  # a second sweep finds nothing due
         assert len(_reminders(table)) == 1 and len(reminded) == 1
+        assert PushMessage.objects.filter(table=table, kind="reminder").count() == 1
 
         # At +61 minutes the clock acts: the basic bot passes for the seat, which times out once;
         # the next turn of the seat gets its own hour and its own reminder.
@@ -167,6 +182,7 @@ def test_a_one_hour_clock_reminds_fifteen_minutes_before_once_then_the_clock_act
         assert table.deadline == START + dt.timedelta(minutes=61, hours=1)
         assert table.reminder_at == table.deadline - dt.timedelta(minutes=15)
         assert len(_reminders(table)) == 1  # the old reminder is not sent again
+    browser.stop()
 
 
 def test_a_reminder_comes_a_quarter_of_the_clock_before_and_at_most_a_day_before() -> None:

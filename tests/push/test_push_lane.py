@@ -260,3 +260,20 @@ def test_an_app_without_keys_for_a_provider_fails_the_message_and_says_why(setti
     table = table_with_bots(player)
     assert send_due(later(1)) == ["failed"]
     assert PushMessage.objects.get(table=table).last_error == "no_credentials"
+
+
+def test_while_redis_cannot_say_who_watches_a_push_waits_instead_of_guessing(
+    webpush: FakeWebPush, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    player, _ = guest_with_browser(webpush)
+    table = table_with_bots(player)
+    at = later(GRACE + 0.5)
+    monkeypatch.setattr(presence, "watching", lambda table_id, player_id: None)  # Redis restarting
+    assert send_due(at) == ["retry"]
+    row = PushMessage.objects.get(table=table)
+    assert (
+        row.status == "pending" and row.attempts == 0 and row.next_attempt_at == at + dt.timedelta(seconds=2)
+    )
+    monkeypatch.setattr(presence, "watching", lambda table_id, player_id: False)  # back, not watching
+    assert send_due(at + dt.timedelta(seconds=2)) == ["sent"]
+    assert len(webpush.received) == 1
