@@ -124,6 +124,9 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
         r = client(token).get(f"/api/v1/tables/{table_id}")
         assert r.status_code == 200
         secrets.check(r.json(), seat)
+        turns = client(token).get("/api/v1/me/turns")  # the player's turns (correspondence lists)
+        assert turns.status_code == 200
+        secrets.check(turns.json(), seat)
         log = "events" if (seat + len(events[seat])) % 2 else "moves"
         page = client(token).get(f"/api/v1/tables/{table_id}/{log}?after={last_seen[seat]}").json()
         secrets.check(page, seat)
