@@ -489,6 +489,8 @@ def test_graphql_sets_shows_and_removes_credentials_as_rest_does(rsa_pem: str) -
 # -- the Python SDK ---------------------------------------------------------------------------------
 
 
+# Through the WSGI app, whose end of request closes the connection: not inside a test transaction.
+@pytest.mark.django_db(transaction=True)
 def test_the_python_sdk_sets_shows_and_removes_push_credentials(rsa_pem: str) -> None:
     """The SDK's calls, in process through the WSGI app."""
     import httpx

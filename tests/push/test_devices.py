@@ -445,6 +445,8 @@ def test_graphql_refuses_a_guest_fcm_and_serves_an_apps_players_devices() -> Non
 # -- the Python SDK ---------------------------------------------------------------------------------
 
 
+# Through the WSGI app, whose end of request closes the connection: not inside a test transaction.
+@pytest.mark.django_db(transaction=True)
 def test_the_python_sdk_registers_lists_and_removes_devices_for_a_player_and_for_an_app() -> None:
     """The SDK's calls, in process through the WSGI app: a player's own devices, then an app's
     player's, with the API's refusals raised as the SDK's errors."""
