@@ -483,7 +483,7 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
     from hearts_service.celery import app
 
     def listening() -> dict[str, list[str]] | None:
-        """Each lane's worker and the queues it consumes, once all four answer."""
+        """Each lane's worker and the queues it consumes, once every lane answers."""
         replies = app.control.inspect(timeout=3).active_queues() or {}
         lanes = {node.split("@")[0]: sorted(q["name"] for q in qs) for node, qs in replies.items()}
         return lanes if set(lanes) >= set(jobs.LANES) else None
@@ -494,6 +494,7 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
         "people": ["people"],
         "bots": sorted(jobs.bot_queues()),
         "webhooks": ["webhooks"],
+        "push": ["push"],
     }, by_lane
     wait_for("beat is up", lambda: "beat: Starting" in boxes.box("beat").log.read_text(), 60, logs)
     # The health checks, run inside the container they check: each worker's (compose's, and the
