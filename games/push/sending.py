@@ -47,7 +47,7 @@ def backoff(attempts: int) -> float:
 
 # Imported here, before a worker forks its pool: a first send that imported them took two seconds.
 PROVIDERS: dict[str, Any] = {"fcm": fcm, "apns": apns, "webpush": webpush}
-UNSURE_WAIT = 2.0  # seconds a push waits when Redis cannot say whether its player is watching
+UNSURE_WAIT = 0.5  # seconds a push waits when Redis cannot say whether its player is watching
 
 
 def _provider(kind: str) -> Any:

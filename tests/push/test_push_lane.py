@@ -272,8 +272,8 @@ def test_while_redis_cannot_say_who_watches_a_push_waits_instead_of_guessing(
     assert send_due(at) == ["retry"]
     row = PushMessage.objects.get(table=table)
     assert (
-        row.status == "pending" and row.attempts == 0 and row.next_attempt_at == at + dt.timedelta(seconds=2)
+        row.status == "pending" and row.attempts == 0 and row.next_attempt_at == at + dt.timedelta(seconds=0.5)
     )
     monkeypatch.setattr(presence, "watching", lambda table_id, player_id: False)  # back, not watching
-    assert send_due(at + dt.timedelta(seconds=2)) == ["sent"]
+    assert send_due(at + dt.timedelta(seconds=0.5)) == ["sent"]
     assert len(webpush.received) == 1
