@@ -272,7 +272,9 @@ def test_while_redis_cannot_say_who_watches_a_push_waits_instead_of_guessing(
     assert send_due(at) == ["retry"]
     row = PushMessage.objects.get(table=table)
     assert (
-        row.status == "pending" and row.attempts == 0 and row.next_attempt_at == at + dt.timedelta(seconds=0.5)
+        row.status == "pending"
+        and row.attempts == 0
+        and row.next_attempt_at == at + dt.timedelta(seconds=0.5)
     )
     monkeypatch.setattr(presence, "watching", lambda table_id, player_id: False)  # back, not watching
     assert send_due(at + dt.timedelta(seconds=0.5)) == ["sent"]
