@@ -13,6 +13,12 @@ class App(models.Model):
 
     name = models.CharField(max_length=100)
     key_hash = models.CharField(max_length=64, unique=True)
+    retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Finished tables older than this many days move to the archive (games.records); "
+        "null: the settings' ARCHIVE_AFTER_DAYS.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -30,6 +36,12 @@ class Player(models.Model):
         blank=True,
         default="",
         help_text="The language of this player's answers (settings.LANGUAGES); blank: Accept-Language.",
+    )
+    erased_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Erased (games.services.erasure): every personal field is gone and `name` is a "
+        "pseudonym, kept so that the games they played still read and verify.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -167,8 +179,28 @@ class Table(models.Model):
         help_text="Tournament: the random stream its bots share (Random.getstate), so that they "
         "decide as bots.tournament's do.",
     )
+    finished_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the game ended (finished or abandoned)."
+    )
+    archived_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its record moved to the archive: hands, scores and moves are read from there.",
+    )
+    archive = models.CharField(
+        max_length=255, blank=True, help_text="The archive's name in the archive storage (games.records)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["app", "finished_at"],
+                condition=models.Q(finished_at__isnull=False, archived_at__isnull=True),
+                name="table_to_archive",
+            )
+        ]
 
     def seat_of(self, player_id: int) -> int | None:
         """The position of this player's seat at the table, or None when they have none."""
@@ -277,6 +309,48 @@ class Move(models.Model):
         ]
 
 
+class GameRecord(models.Model):
+    """A game that is over, sealed: its whole move log (payloads, events, times, keys) in one compact
+    record (games.records.codec) instead of a row per move, its hands and scoresheet rows gone
+    too (the record and the engine rebuild them). Reads see no difference (games.records)."""
+
+    table = models.OneToOneField(Table, primary_key=True, on_delete=models.CASCADE, related_name="record")
+    data = models.BinaryField(help_text="The encoded move log (games.records.codec).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class ExportJob(models.Model):
+    """An export being made or made: one player's data (games.privacy) or a whole app's, written to
+    the export storage and downloadable by whoever asked until `expires_at`."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+
+    uuid = models.UUIDField(unique=True)
+    app = models.ForeignKey(App, null=True, blank=True, on_delete=models.CASCADE, related_name="exports")
+    player = models.ForeignKey(
+        Player,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="exports",
+        help_text="Whose data (null: the whole app's).",
+    )
+    requested_by = models.CharField(max_length=40, help_text="'player:<id>', 'app:<id>' or 'operator'.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    file = models.CharField(max_length=255, blank=True, help_text="The document's name in the storage.")
+    size = models.PositiveBigIntegerField(null=True, blank=True, help_text="Bytes of the document.")
+    error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="The document is deleted then.")
+
+    def __str__(self) -> str:
+        return f"export {self.uuid} ({self.status})"
+
+
 class IdempotentRequest(models.Model):
     """The first answer to a request sent with an Idempotency-Key, kept so that a retry gets the
     same bytes back. Written in the same transaction as the change the request made."""
@@ -322,7 +396,14 @@ class WebhookDelivery(models.Model):
 
     uuid = models.UUIDField(unique=True)
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    table = models.ForeignKey(
+        Table,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="webhook_deliveries",
+        help_text="null: an app-level event (player.erased), not a table's.",
+    )
     seq = models.PositiveIntegerField(help_text="The move (table version) whose events are delivered.")
     event_types = models.JSONField(default=list)
     body = models.TextField()

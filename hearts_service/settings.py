@@ -304,6 +304,51 @@ PUSH_VAPID_SUBJECT = env_str(
     pattern=r"(mailto:|https://)\S+",
     expected="a mailto: or https: URL",
 )
+# Data over time (games.records, games.privacy; docs/data.md). A game that is over is sealed
+# SEAL_AFTER_SECONDS after its end (its move log becomes one compact record row), and moves to the
+# archive storage once its app's retention period (App.retention_days, or ARCHIVE_AFTER_DAYS for
+# guests' tables and apps that set none; 0: at once) has passed. Exports are written to the export
+# storage and kept EXPORT_TTL_HOURS. Both storages are Django storages: directories under DATA_DIR by
+# default, an S3-compatible bucket (django-storages, the `s3` extra) when ARCHIVE_S3_BUCKET is set.
+DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var")))
+SEAL_AFTER_SECONDS = env_float("SEAL_AFTER_SECONDS", 60.0, minimum=0)
+ARCHIVE_AFTER_DAYS = env_int("ARCHIVE_AFTER_DAYS", 30, minimum=0)
+ARCHIVE_BATCH = env_int("ARCHIVE_BATCH", 200, minimum=1)  # tables archived per task
+EXPORT_TTL_HOURS = env_int("EXPORT_TTL_HOURS", 72, minimum=1)
+EXPORT_INLINE_MAX_TABLES = env_int("EXPORT_INLINE_MAX_TABLES", 100, minimum=0)  # larger: a background job
+ARCHIVE_S3_BUCKET = env_str("ARCHIVE_S3_BUCKET", "")
+
+
+def _data_storage(location: str) -> dict[str, object]:
+    """The storage of archives or exports: a directory of DATA_DIR, or a prefix of the S3 bucket."""
+    if not ARCHIVE_S3_BUCKET:
+        return {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(DATA_DIR / location), "base_url": None},
+        }
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": ARCHIVE_S3_BUCKET,
+            "location": location,
+            "endpoint_url": env_str("ARCHIVE_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("ARCHIVE_S3_REGION", "") or None,
+            "access_key": env_str("ARCHIVE_S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env_str("ARCHIVE_S3_SECRET_ACCESS_KEY", "") or None,
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": True,
+        },
+    }
+
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "archives": _data_storage("archives"),
+    "exports": _data_storage("exports"),
+}
+
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds at most one task
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 # Unacknowledged tasks (their worker died) come back after this; the sweep acts sooner anyway.

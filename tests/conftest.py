@@ -1,6 +1,7 @@
 """Makes a CI run fail loudly, rather than skip quietly, when the PostgreSQL or Redis it needs is missing."""
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ os.environ.setdefault("BOT_PACE_MS", "0")
 # Expert bots search with a small fixed budget in the suite, for the same reason: the tests check
 # legality, replay and hidden information, not strength (bench/ measures that at the default).
 os.environ.setdefault("HEARTS_EXPERT_ITERATIONS", "100")
+# Archives and exports go to a directory of this test process (and of the servers it starts), never
+# to the checkout's var/: parallel processes number their tables alike.
+os.environ.setdefault("DATA_DIR", tempfile.mkdtemp(prefix="hearts-data-"))
 
 
 def running_under_ci() -> bool:

@@ -64,6 +64,7 @@ _PLAY_FIELDS = [
     "reminder_at",
     "bot_turn",
     "updated_at",
+    "finished_at",
 ]
 
 

@@ -80,6 +80,7 @@ def log(
             if changed is not None:  # before table_finished, which ends a table's stream
                 tagged.append(["ratings_changed", changed, None, hand])
         if e.type in _FINISHING:  # one event says the table is over, however it ended
+            table.finished_at = timezone.now()  # when its retention period starts (games.records)
             finished = {"status": _FINISHING[e.type], "winners": e.data.get("winners")}
             tagged.append(["table_finished", {**finished, "totals": e.data.get("totals")}, None, hand])
             totals = e.data.get("totals")
