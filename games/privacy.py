@@ -22,8 +22,13 @@ Kinds:
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from dataclasses import dataclass
 from enum import StrEnum
+
+from django.conf import settings
 
 
 class Kind(StrEnum):
@@ -326,3 +331,11 @@ def of_kind(*kinds: Kind) -> list[str]:
 def erased_by(erasure: Erasure) -> list[str]:
     """The labels of the fields that erasure treats this way."""
     return [label for label, f in FIELDS.items() if f.erasure is erasure]
+
+
+def pseudonym(player_id: int) -> str:
+    """The name an erased player's seats keep: stable for the player (a MAC of their id under the
+    SECRET_KEY, stored in `Player.name` at erasure), unlinkable to anything they were, and the
+    same in every game, export and transcript, so other players' histories still read."""
+    mac = hmac.new(settings.SECRET_KEY.encode(), f"pseudonym:{player_id}".encode(), hashlib.sha256).digest()
+    return "Erased-" + base64.b32encode(mac[:5]).decode().lower()
