@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.forms import ModelForm
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
 
+import games.records.archive as archives
 from games import accounts
 from games.models import (
     App,
@@ -22,6 +27,7 @@ from games.models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from games.services import exports
 
 
 @admin.register(App)
@@ -39,6 +45,45 @@ class AppAdmin(admin.ModelAdmin[App]):
             messages.warning(request, f"API key for {obj.name} (shown only now, copy it): {key}")
             return
         super().save_model(request, obj, form, change)
+
+    actions = ["export_data", "delete_data"]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        """Without Django's bulk delete: an app is deleted with its files (delete_data)."""
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    @admin.action(description="Export the selected apps' data (JSON Lines, no secrets)")
+    def export_data(self, request: HttpRequest, queryset: QuerySet[App]) -> HttpResponse:
+        response = HttpResponse(content_type="application/x-ndjson; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="hearts-apps.jsonl"'
+        for app in queryset.order_by("pk"):
+            exports.write_app_export(app, response)
+        return response
+
+    @admin.action(description="Delete the selected apps and all their data", permissions=["delete"])
+    def delete_data(self, request: HttpRequest, queryset: QuerySet[App]) -> TemplateResponse | None:
+        """Asks first, as Django's delete does; once confirmed, deletes each app with its archive
+        and export files (games.services.exports.delete_app)."""
+        if request.POST.get("post") == "yes":
+            ids = list(queryset.values_list("pk", flat=True))
+            for app_id in ids:
+                exports.delete_app(app_id)
+            self.message_user(request, f"{len(ids)} apps deleted with all their data")
+            return None
+        rows = [
+            {"app": app, "players": app.players.count(), "tables": app.tables.count()}
+            for app in queryset.order_by("pk")
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Delete apps and all their data?",
+            "rows": rows,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/games/app/delete_app_data.html", context)
 
 
 @admin.register(PlayerToken)
@@ -71,10 +116,30 @@ class SeatInline(admin.TabularInline[Seat, Table]):
 
 @admin.register(Table)
 class TableAdmin(admin.ModelAdmin[Table]):
-    list_display = ("id", "status", "hand_number", "version", "created_at")
+    list_display = ("id", "status", "hand_number", "version", "created_at", "archived_at")
     list_filter = ("status",)
-    readonly_fields = ("version", "seed", "state", "hand_number", "deadline")
+    readonly_fields = (
+        "version",
+        "seed",
+        "state",
+        "hand_number",
+        "deadline",
+        "finished_at",
+        "archived_at",
+        "archive",
+    )
     inlines = [SeatInline]
+    actions = ["archive", "restore"]
+
+    @admin.action(description="Archive the selected finished tables (whatever their age)")
+    def archive(self, request: HttpRequest, queryset: QuerySet[Table]) -> None:
+        done = sum(archives.archive(pk) for pk in queryset.values_list("pk", flat=True))
+        self.message_user(request, f"{done} tables archived (the others are not over, or archived already)")
+
+    @admin.action(description="Restore the selected archived tables")
+    def restore(self, request: HttpRequest, queryset: QuerySet[Table]) -> None:
+        done = sum(archives.restore(pk) for pk in queryset.values_list("pk", flat=True))
+        self.message_user(request, f"{done} tables restored (the others were not archived)")
 
 
 @admin.register(Player)

@@ -1,6 +1,8 @@
 """The embedded worker of a one-machine run without Redis: bot moves run in-process after each
 commit (Celery's eager mode), and this thread runs the sweep every second for the turn clocks
-and, every TICK, the paced bot moves that came due (games.infra.jobs.run_due)."""
+and, every TICK, the paced bot moves that came due (games.infra.jobs.run_due); a second thread
+runs the housekeeping (sealing, archives, expired exports) once a minute, so it never holds up
+a clock."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from games.infra import jobs
-from games.tasks import sweep
+from games.tasks import HOUSEKEEPING_SECONDS, housekeeping, sweep
 from hearts_service.env import env_bool
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,7 @@ def start(interval: float = 1.0) -> None:
         return
     _started.set()
     threading.Thread(target=_loop, args=(interval,), name="hearts-embedded-sweep", daemon=True).start()
+    threading.Thread(target=_housekeeping, name="hearts-embedded-housekeeping", daemon=True).start()
     log.info("embedded worker: turn clocks swept every %.1fs, bots play in-process", interval)
 
 
@@ -52,5 +55,16 @@ def _loop(interval: float) -> None:
                 sweep(inline=True)
         except Exception:  # keep sweeping: one failed round must not stop the clocks
             log.exception("embedded sweep failed")
+        finally:
+            close_old_connections()
+
+
+def _housekeeping() -> None:
+    while True:
+        time.sleep(HOUSEKEEPING_SECONDS)
+        try:
+            housekeeping()
+        except Exception:  # try again next minute: a failed round must not stop the thread
+            log.exception("embedded housekeeping failed")
         finally:
             close_old_connections()

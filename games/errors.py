@@ -80,6 +80,7 @@ class Code(StrEnum):
     table_closed = "table_closed"
     not_started = "not_started"
     not_finished = "not_finished"
+    not_archived = "not_archived"
     player_token_required = "player_token_required"
     app_key_required = "app_key_required"
     not_a_player_token = "not_a_player_token"

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from games import bot_timing
-from games.engine import Options, state_from_dict
+from games.engine import Options
 from games.errors import ServiceError
 from games.models import Move, Table
 from games.reads import iso
+from games.records import log as records
 
 FORMAT = "hearts-game/1"
 MOVE_KINDS = tuple(Move.Kind.values)  # what a logged move did
@@ -26,14 +27,15 @@ _DIRECTIONS = {"left": "to the left", "right": "to the right", "across": "across
 def game_document(table: Table) -> dict[str, Any]:
     """The finished game `table` as one JSON document (`FORMAT`); refused with `not_finished`
     before the game is over, since the last hand's cards are still hidden then."""
-    if table.status != Table.Status.FINISHED or table.state is None:
+    state = records.state(table) if table.status == Table.Status.FINISHED else None
+    if state is None:
         raise ServiceError(
             "not_finished",
             "only a finished game can be exported: its last hand's cards are hidden until then",
             kind="rules",
         )
-    state = state_from_dict(table.state)
-    commitments = {h.number: h.deal_commitment for h in table.hands.all()}
+    commitments = {h.number: h.deal_commitment for h in records.hands(table)}
+    log = records.moves(table)
     hands = []
     for record in state.history:
         hand = dict(record)
@@ -48,12 +50,10 @@ def game_document(table: Table) -> dict[str, Any]:
             "action": m.payload if m.kind in _ACTIONS else None,
             "at": iso(m.created_at),
         }
-        for m in table.moves.order_by("seq")
+        for m in log
     ]
     totals = list(state.totals)
-    over = (
-        table.moves.filter(kind__in=_ACTIONS).order_by("-seq").values_list("events", flat=True).first() or []
-    )
+    over: list[list[Any]] = next((m.events for m in reversed(log) if m.kind in _ACTIONS), [])
     winners = next((e[1]["winners"] for e in over if e[0] == "game_over"), None)
     return {
         "format": FORMAT,

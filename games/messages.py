@@ -77,6 +77,7 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "table_closed": (_("the table was abandoned or is finished"),),
     "not_started": (_("the game has not started yet"),),
     "not_finished": (_("the game is not over yet"),),
+    "not_archived": (_("this table is not archived"),),
     "player_token_required": (_("only a player can do this: use a player's token"),),
     "app_key_required": (_("only the app can do this: use its API key"),),
     "not_a_player_token": (_("only a player token can be revoked"),),

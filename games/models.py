@@ -309,6 +309,18 @@ class Move(models.Model):
         ]
 
 
+class FormerSeat(models.Model):
+    """A player who took a seat at this table and left it before the game began: the table's log
+    (its events, its sealed record, its archive) still names them though no seat does, so erasure
+    finds the table here (games.services.erasure). Written by games.services.record.log."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="former_seats")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="former_seats")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["table", "player"], name="former_seat_once")]
+
+
 class GameRecord(models.Model):
     """A game that is over, sealed: its whole move log (payloads, events, times, keys) in one compact
     record (games.records.codec) instead of a row per move, its hands and scoresheet rows gone

@@ -114,7 +114,7 @@ FIELDS: dict[str, Field] = {
     "games.Player.external_id": _f(P, BLANK, exported=True),
     "games.Player.language": _f(P, BLANK, exported=True),
     "games.Player.erased_at": _f(S),
-    "games.Player.created_at": _f(P, exported=True),
+    "games.Player.created_at": _f(S, exported=True),  # when the (pseudonymous) row was made
     "games.PlayerToken.id": _f(S, DELETE_ROW),
     "games.PlayerToken.player": _f(R, DELETE_ROW),
     "games.PlayerToken.token_hash": _f(X, DELETE_ROW),
@@ -177,10 +177,13 @@ FIELDS: dict[str, Field] = {
     "games.Move.hand": _f(G),
     "games.Move.position": _f(G),
     "games.Move.kind": _f(G),
-    "games.Move.payload": _f(R, KEEP, exported=True),  # a join names the player by id only
+    "games.Move.payload": _f(R, KEEP, exported=True),  # their actions; a join names them by id only
     "games.Move.events": _f(N, SCRUB),  # seat_taken events carry the name
     "games.Move.idempotency_key": _f(S),
     "games.Move.created_at": _f(G, exported=True),
+    "games.FormerSeat.id": _f(S),
+    "games.FormerSeat.table": _f(G),
+    "games.FormerSeat.player": _f(R),  # kept: it is how erasure finds the table's copies of the name
     "games.GameRecord.table": _f(G),
     "games.GameRecord.data": _f(N, SCRUB),  # the sealed move log: its events, as Move.events
     "games.GameRecord.created_at": _f(S),
@@ -191,7 +194,7 @@ FIELDS: dict[str, Field] = {
     "games.ExportJob.player": _f(R, DELETE_ROW),
     "games.ExportJob.requested_by": _f(R, DELETE_ROW),
     "games.ExportJob.status": _f(S, DELETE_ROW),
-    "games.ExportJob.file": _f(P, DELETE_ROW),  # the stored document is deleted with it
+    "games.ExportJob.file": _f(S, DELETE_ROW),  # a name made of the job's uuid; the document goes too
     "games.ExportJob.size": _f(S, DELETE_ROW),
     "games.ExportJob.error": _f(S, DELETE_ROW),
     "games.ExportJob.created_at": _f(S, DELETE_ROW),
@@ -241,7 +244,7 @@ FIELDS: dict[str, Field] = {
     "games.Invite.table": _f(G),
     "games.Invite.code_hash": _f(X),
     "games.Invite.hint": _f(S),
-    "games.Invite.created_by": _f(R, DELETE_ROW, exported=True),  # the player's invites go
+    "games.Invite.created_by": _f(R, DELETE_ROW),  # the player's invites go (and are theirs in the export)
     "games.Invite.expires_at": _f(S, exported=True),
     "games.Invite.uses_left": _f(S, exported=True),
     "games.Invite.revoked_at": _f(S, exported=True),
@@ -296,7 +299,7 @@ FIELDS: dict[str, Field] = {
     "games.PushDevice.player": _f(R, DELETE_ROW),
     "games.PushDevice.scope": _f(S, DELETE_ROW),
     "games.PushDevice.kind": _f(P, DELETE_ROW, exported=True),
-    "games.PushDevice.token": _f(P, DELETE_ROW),  # a device address: exported as its last characters
+    "games.PushDevice.token": _f(P, DELETE_ROW, exported=True),  # exported as its last characters
     "games.PushDevice.keys": _f(X, DELETE_ROW),
     "games.PushDevice.topic": _f(P, DELETE_ROW, exported=True),
     "games.PushDevice.label": _f(P, DELETE_ROW, exported=True),

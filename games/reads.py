@@ -17,6 +17,7 @@ from games.engine import Options, State, action_from_dict, state_from_dict, view
 from games.errors import ServiceError
 from games.infra import spectators
 from games.models import Hand, Move, Seat, Table, seat_of_player
+from games.records import log as records
 
 PAGE = 500  # most moves or events answered at once
 TABLE_STATUSES: tuple[str, ...] = tuple(Table.Status.values)
@@ -151,8 +152,8 @@ def moves_from(table: Table, first: int, limit: int = PAGE, upto: int | None = N
     """The table's moves from sequence `first` up to the version read with the table (a move
     committed since comes next time, once the table read with it covers it), or up to `upto`
     (a delayed spectator's cut), at most `limit`."""
-    moves = table.moves.filter(seq__gte=first, seq__lte=table.version if upto is None else upto)
-    return list(moves.order_by("seq").only("seq", "events")[:limit])
+    last = table.version if upto is None else upto
+    return records.moves(table, after=first - 1, upto=last, limit=limit, only=("seq", "events"))
 
 
 # -- the spectators' delay ---------------------------------------------------------------------
@@ -188,7 +189,9 @@ def spectator_cut(table: Table, now: dt.datetime | None = None) -> tuple[int, dt
     completed one (tricks counted across hands), or, before that many were completed, the last move
     before the first card was played. Two small indexed queries."""
     delay = table.spectator_delay or {}
-    moves = table.moves.filter(seq__lte=table.version)
+    if is_over(table):  # never delayed (delay_for): answered from the log, wherever it is kept
+        return _cut_of(table, delay, records.moves(table, upto=table.version), now)
+    moves = records.rows(table, upto=table.version)
     if delay.get("seconds"):
         lag = dt.timedelta(seconds=delay["seconds"])
         moment = (now or timezone.now()) - lag
@@ -207,6 +210,26 @@ def spectator_cut(table: Table, now: dt.datetime | None = None) -> tuple[int, dt
     return (table.version if first is None else first - 1), None
 
 
+def _cut_of(
+    table: Table, delay: dict[str, Any], log: list[Move], now: dt.datetime | None
+) -> tuple[int, dt.datetime | None]:
+    """spectator_cut over a move log in hand (the same rules, without queries)."""
+    if delay.get("seconds"):
+        lag = dt.timedelta(seconds=delay["seconds"])
+        moment = (now or timezone.now()) - lag
+        cut = next((m.seq for m in reversed(log) if m.created_at <= moment), 0)
+        after = next((m.created_at for m in log if m.seq > cut), None)
+        return cut, None if after is None else after + lag
+    tricks = delay.get("tricks") or 0
+    if not tricks:
+        return table.version, None
+    plays = [m.seq for m in log if m.kind == Move.Kind.PLAY]
+    shown = len(plays) // int(table.options["players"]) - tricks
+    if shown >= 1:
+        return plays[shown * int(table.options["players"]) - 1], None
+    return (table.version if not plays else plays[0] - 1), None
+
+
 def shown_version(table: Table, principal: Principal) -> int:
     """The version this viewer sees the table at: its version, or a delayed spectator's cut."""
     return table.version if delay_for(table, principal) is None else spectator_cut(table)[0]
@@ -220,13 +243,15 @@ def state_at(table: Table, cut: int) -> State | None:
         if key in _replays:
             _replays.move_to_end(key)
             return _replays[key]
-    rows = table.moves.filter(seq__lte=cut, kind__in=["start", *_ACTIONS]).order_by("seq")
+    rows = records.moves(
+        table, upto=cut, kinds=["start", *_ACTIONS], only=("seq", "kind", "position", "payload")
+    )
     state = None
-    for kind, position, payload in rows.values_list("kind", "position", "payload"):
-        if kind == "start":
+    for move in rows:
+        if move.kind == "start":
             state = State.new_game(Options.from_dict(table.options), table.seed, table=str(table.pk))
         elif state is not None:
-            state.push(position, action_from_dict(payload))
+            state.push(move.position, action_from_dict(move.payload))
     with _replays_lock:
         _replays[key] = state
         while len(_replays) > REPLAYS:
@@ -318,9 +343,9 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
     }
     if delay is not None:
         body["game"] = None if state is None else view(state, None, history=False)
-    elif table.state is not None:
-        parsed = state if state is not None else state_from_dict(table.state)
-        body["game"] = view(parsed, seat, history=False)
+    elif table.state is not None or is_over(table):
+        parsed = state if state is not None else records.state(table)  # a sealed game is replayed
+        body["game"] = None if parsed is None else view(parsed, seat, history=False)
     return body
 
 
@@ -341,7 +366,7 @@ def scoresheet(table: Table, principal: Principal | None = None) -> dict[str, An
     if principal is not None and delay_for(table, principal) is not None:
         state = state_at(table, spectator_cut(table)[0])
     else:
-        state = None if table.state is None else state_from_dict(table.state)
+        state = records.state(table)
     if state is None:
         return {"hands": [], "totals": []}
     hands = view(state, None, history=False)["scoresheet"]
@@ -396,7 +421,7 @@ def moves_after(table: Table, principal: Principal, after: int, limit: int = PAG
         as_of = _as_of(table, state_at(table, upto))
     _check_after(table, after, upto)
     seat = seat_of(table, principal)
-    moves = table.moves.filter(seq__gt=after, seq__lte=upto).order_by("seq")[:limit]
+    moves = records.moves(table, after=after, upto=upto, limit=limit)
     return {"moves": [move_body(m, table, seat, as_of) for m in moves], "version": upto}
 
 
@@ -427,8 +452,7 @@ def events_after(
     _check_after(table, after, upto)
     # Up to the version read with the table: a move committed since comes in the next poll (else
     # it would come twice, as the answer's version would not cover it).
-    rows = table.moves.filter(seq__gt=after, seq__lte=upto).order_by("seq")
-    moves = list(rows.only("seq", "events")[:limit])
+    moves = records.moves(table, after=after, upto=upto, limit=limit, only=("seq", "events"))
     more = len(moves) == limit and moves[-1].seq < upto
     return {
         "events": events_for(moves, seat_of(table, principal), ids),
@@ -463,29 +487,26 @@ def hands(table: Table, principal: Principal | None = None) -> list[dict[str, An
     """Every hand dealt so far (for a delayed spectator: dealt by the cut)."""
     delayed = _delayed_as_of(table, principal)
     if delayed is None:
-        return [hand_summary(h) for h in table.hands.all()]
+        return [hand_summary(h) for h in records.hands(table)]
     _, _, as_of = delayed
-    return [hand_summary(h, as_of) for h in table.hands.filter(number__lte=as_of[0])]
+    return [hand_summary(h, as_of) for h in records.hands(table) if h.number <= as_of[0]]
 
 
 def hand_replay(table: Table, principal: Principal, number: int) -> dict[str, Any]:
     """A hand's replay: once it is over, the full record (deals, passes, tricks, points, seed) and
     every move; before, its moves as the caller may see them."""
     delayed = _delayed_as_of(table, principal)
-    hand = table.hands.filter(number=number).first()
+    hand = next((h for h in records.hands(table) if h.number == number), None)
     if hand is None or (delayed is not None and number > delayed[2][0]):
         raise ServiceError("not_found", f"no hand {number} at this table", kind="not_found")
     as_of = None if delayed is None else delayed[2]
     summary = hand_summary(hand, as_of)
     record = None
-    state = state_from_dict(table.state) if delayed is None and table.state is not None else None
-    if delayed is not None:
-        state = delayed[1]
+    state = records.state(table) if delayed is None else delayed[1]
     if summary["finished"] and state is not None:
         record = next((dict(r) for r in state.history if r["hand"] == number), None)
     seat = seat_of(table, principal)
-    moves = table.moves.filter(hand=number, kind__in=["pass", "play", "moon"])
-    if delayed is not None:
-        moves = moves.filter(seq__lte=delayed[0])
-    body = [move_body(m, table, seat, as_of) for m in moves.order_by("seq")]
+    upto = None if delayed is None else delayed[0]
+    moves = records.moves(table, upto=upto, kinds=["pass", "play", "moon"], hand=number)
+    body = [move_body(m, table, seat, as_of) for m in moves]
     return {**summary, "record": record, "moves": body}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 
 import redis
 from celery import Task, shared_task
@@ -11,10 +12,12 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
-from games import push, services, webhooks
+import games.records.archive as archive
+from games import push, records, services, webhooks
 from games.errors import ServiceError
 from games.infra import jobs, notify
 from games.models import Table
+from games.services import exports as data_exports
 from games.services.record import has_people
 
 log = logging.getLogger(__name__)
@@ -111,6 +114,8 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         log.info("sweep found %d tables owed a move", found)
     # webhook deliveries and pushes whose task was lost
     found += webhooks.sweep(inline=inline) + push.sweep(inline=inline)
+    if not inline:
+        queue_housekeeping()
     return found + services.remind_due(now=now)  # correspondence reminders come due (recorded here)
 
 
@@ -139,3 +144,64 @@ def deliver_push(message_id: str) -> str:
     """One attempt at a push notification (routed to the `push` queue). Safe to run twice: it claims
     the message first, and does nothing when it is done, claimed or not yet due."""
     return push.attempt(message_id)
+
+
+@shared_task(name="games.run_export", **{**RELIABLE, "soft_time_limit": 600, "time_limit": 660})
+def run_export(job_uuid: str) -> str:
+    """Make a player's export document (routed to the `bulk` queue). Safe to run twice: the job's
+    row is locked while it runs and a job no longer pending is left alone (games.services.exports)."""
+    return data_exports.run_export(job_uuid)
+
+
+# Housekeeping (docs/data.md): sealing, archiving and expired exports, on the bulk lane, queued by
+# the sweep at most once a HOUSEKEEPING_SECONDS across every process (a Redis key), never run inside
+# the sweep: the clocks never wait for it. The embedded run (no Redis) runs it in a thread of its
+# own (games.embedded). The orphan sweep lists the whole archive storage, so it runs once an hour.
+HOUSEKEEPING_SECONDS = 60
+ORPHAN_SWEEP_SECONDS = 3600
+_local_marks: dict[str, float] = {}  # without Redis: this process's last runs, by key
+
+
+def _first_in(key: str, seconds: int) -> bool:
+    """Whether nothing claimed `key` in the last `seconds` (claims it): across processes through
+    Redis; in one process without it. A Redis that cannot say answers no: the work waits a turn."""
+    client = notify.shared_redis()
+    if client is None:
+        now = time.monotonic()
+        if now - _local_marks.get(key, -float(seconds)) < seconds:
+            return False
+        _local_marks[key] = now
+        return True
+    try:
+        return bool(client.set(f"hearts:{key}", "1", nx=True, ex=seconds))
+    except redis.RedisError:
+        return False
+
+
+def queue_housekeeping() -> bool:
+    """Queue the housekeeping task on the bulk lane unless a process did in the last minute (with
+    workers only: in eager mode, the embedded thread runs it)."""
+    if jobs.eager() or notify.shared_redis() is None:
+        return False
+    if not _first_in("housekeeping", HOUSEKEEPING_SECONDS):
+        return False
+    housekeeping.apply_async(queue=jobs.BULK_QUEUE)
+    return True
+
+
+@shared_task(name="games.housekeeping", **{**RELIABLE, "soft_time_limit": 300, "time_limit": 360})
+def housekeeping() -> dict[str, int]:
+    """Seal the games over for SEAL_AFTER_SECONDS, archive those past their retention period,
+    delete orphan archive files (hourly) and expired exports; what each step did."""
+    done = {"sealed": records.seal_due(), "archived": archive.archive_due()}
+    if _first_in("archive-orphans", ORPHAN_SWEEP_SECONDS):
+        done["orphans"] = archive.sweep_orphans()
+    try:
+        from games.services.exports import expire
+    except ImportError:
+        log.info("housekeeping: no export expiry (games.services.exports.expire) yet")
+    else:
+        done["exports_expired"] = expire()
+    if any(done.values()):
+        log.info("housekeeping: %s", done)
+    return done

@@ -458,6 +458,7 @@ STATUS_OF: dict[Code, int] = {
             Code.webhook_disabled,
             Code.bot_name_taken,
             Code.too_many_devices,
+            Code.not_archived,
         ),
         409,
     ),

@@ -4,7 +4,10 @@ from django.urls import path, re_path, register_converter
 from django.views.decorators.csrf import csrf_exempt
 
 from games.api import (
+    apps,
     bots,
+    data_exports,
+    erasure,
     exports,
     invites,
     matchmaking,
@@ -53,6 +56,7 @@ register_converter(InviteCodeConverter, "code")
 urlpatterns = [
     path("guests", views.GuestsView.as_view()),
     path("players", views.PlayersView.as_view()),
+    path("players/<id:player_id>", erasure.PlayerView.as_view()),
     path("players/<id:player_id>/tokens", views.PlayerTokensView.as_view()),
     path("tokens/revoke", views.TokenRevokeView.as_view()),
     path("ratings", ratings.RatingSystemView.as_view()),
@@ -79,7 +83,7 @@ urlpatterns = [
     path("tables/<id:table_id>/events", views.EventsView.as_view()),
     path("tables/<id:table_id>/stream", csrf_exempt(streams.table_stream)),
     path("tables/<id:table_id>/stream-tickets", tickets.TableStreamTicketView.as_view()),
-    path("me", tickets.MeView.as_view()),
+    path("me", erasure.MeView.as_view()),
     path("me/stream", csrf_exempt(streams.player_stream)),
     path("me/stream-tickets", tickets.PlayerStreamTicketView.as_view()),
     path("me/turns", turns.MyTurnsView.as_view()),
@@ -107,9 +111,16 @@ urlpatterns = [
     path("app/push/fcm", push.FcmCredentialView.as_view()),
     path("app/push/apns", push.ApnsCredentialView.as_view()),
     path("push/vapid-key", push.VapidKeyView.as_view()),
+    path("app", apps.AppView.as_view()),
+    path("tables/<id:table_id>/restore", apps.RestoreView.as_view()),
     path("bots", bots.BotsView.as_view()),
     path("bots/<id:bot_id>", bots.BotView.as_view()),
     path("bots/<id:bot_id>/secret", bots.BotSecretView.as_view()),
+    path("me/exports", data_exports.MyExportsView.as_view()),
+    path("players/<id:player_id>/exports", data_exports.PlayerExportsView.as_view()),
+    path("exports/schema", data_exports.ExportSchemaView.as_view()),
+    path("exports/<uuid:export_id>", data_exports.ExportView.as_view()),
+    path("exports/<uuid:export_id>/document", data_exports.ExportDocumentView.as_view()),
     # Anything else under /api/ is a JSON 404 in the API's error shape, even with DEBUG on.
     re_path(r"^.*$", not_found),
 ]

@@ -65,8 +65,12 @@ class AttemptOut(F.Serializer):
 class DeliveryOut(F.Serializer):
     id = F.UUIDField(help_text="Stable across attempts: the Hearts-Delivery header, for deduplication")
     webhook = F.IntegerField()
-    table = F.IntegerField()
-    seq = F.IntegerField(help_text="The move (table version) whose public events are delivered")
+    table = F.IntegerField(
+        allow_null=True, help_text="null: an app's own event (player.erased), not a table's"
+    )
+    seq = F.IntegerField(
+        help_text="The move (table version) whose public events are delivered; 0 for an app's event"
+    )
     event_types = F.ListField(child=F.CharField())
     status = F.ChoiceField(choices=list(webhooks.DELIVERY_STATUSES), help_text="pending, succeeded or failed")
     attempts = F.IntegerField()

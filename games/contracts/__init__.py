@@ -6,6 +6,7 @@ JSON Schemas of the bodies it POSTs (webhook deliveries, brought bots' turns).
   content: games/api/streams.py adds them with the adapter's error responses).
 - `webhook_schema`: a webhook delivery's body (docs/schemas/webhook-body.schema.json).
 - `bot_turn_schema`: a brought bot's turn (docs/schemas/bot-turn.schema.json).
+- `player_export_schema`: a player's data export (docs/schemas/player-export.schema.json).
 
 They describe what the adapters send and never import them (pyproject.toml's import layers).
 """

@@ -12,6 +12,22 @@ from games.contracts.openapi import DIALECT, json_schema, openapi_document
 
 _STREAM_ONLY = ("id", "table")  # properties of an Event_<type> that only stream events carry
 _INT: dict[str, Any] = {"type": "integer", "minimum": 0}
+ERASED_TYPE = "player.erased"  # games.webhooks.ERASED_TYPE (the contracts import no service)
+_ERASED_BODY: dict[str, Any] = {
+    "description": "one of the app's players was erased (docs/privacy.md#erasure): no table, no events;"
+    " their external id is not sent (it is erased too): keep the player id to find your user",
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "format": "uuid", "description": "the delivery id (webhook-id)"},
+        "type": {"const": ERASED_TYPE},
+        "webhook": {**_INT, "description": "the endpoint it was recorded for"},
+        "created_at": {"type": "string", "format": "date-time", "description": "when it was recorded (UTC)"},
+        "player": {**_INT, "description": "the erased player's id"},
+        "erased_at": {"type": "string", "format": "date-time", "description": "when they were erased (UTC)"},
+    },
+    "required": ["id", "type", "webhook", "created_at", "player", "erased_at"],
+    "additionalProperties": False,
+}
 
 
 def body_schema(
@@ -81,17 +97,23 @@ def body_schema(
             "then": {"properties": {"events": {"items": {"$ref": "#/$defs/turn_reminder"}, "maxItems": 1}}},
             "else": {"properties": {"events": {"items": {"not": {"$ref": "#/$defs/turn_reminder"}}}}},
         }
-    return {
-        "$schema": DIALECT,
-        "title": "Hearts webhook delivery",
-        "description": "The JSON body of every webhook POST (docs/webhooks.md), exactly as this version"
-        " sends it; a later version may add fields, so a receiver should not refuse one it does not know.",
+    table_body = {
         "type": "object",
         "properties": envelope,
         "required": list(envelope),
         "additionalProperties": False,
         **reminder,
+    }
+    return {
+        "$schema": DIALECT,
+        "title": "Hearts webhook delivery",
+        "description": "The JSON body of every webhook POST (docs/webhooks.md), exactly as this version"
+        " sends it; a later version may add fields, so a receiver should not refuse one it does not know."
+        f" A table's events, or an app's own event ({ERASED_TYPE}).",
+        "type": "object",
+        "oneOf": [table_body, {"$ref": f"#/$defs/{ERASED_TYPE}"}],
         "$defs": {
+            ERASED_TYPE: _ERASED_BODY,
             "event": {
                 "description": "one public event, as GET tables/{id}/events shows it to a spectator",
                 "oneOf": [{"$ref": f"#/$defs/{kind}"} for kind in kinds],

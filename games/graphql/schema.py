@@ -15,9 +15,12 @@ from games import messages, paging, reads, services
 from games import operations as ops
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql.apps import AppMutations, AppQueries
 from games.graphql.base import OperationMutation, principal_of
 from games.graphql.bots import BotMutations, BotQueries
+from games.graphql.data_exports import ExportMutations, ExportQueries
 from games.graphql.enums import ViewerKind
+from games.graphql.erasure import ErasureMutations
 from games.graphql.events import STREAM_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
@@ -69,7 +72,15 @@ class TableConnection(graphene.relay.Connection):
 
 
 class Query(
-    RatingsQuery, TournamentQuery, BotQueries, WebhookQueries, TurnsQuery, PushQueries, graphene.ObjectType
+    RatingsQuery,
+    TournamentQuery,
+    BotQueries,
+    WebhookQueries,
+    TurnsQuery,
+    PushQueries,
+    ExportQueries,
+    AppQueries,
+    graphene.ObjectType,
 ):
     me = graphene.Field(Viewer, required=True)
     tables = graphene.Field(
@@ -210,12 +221,15 @@ class UpdateMe(OperationMutation):
 
 
 class Mutation(
+    ErasureMutations,
     TableMutations,
     TournamentMutation,
     BotMutations,
     WebhookMutations,
     TicketMutations,
     PushMutations,
+    ExportMutations,
+    AppMutations,
     graphene.ObjectType,
 ):
     update_me = UpdateMe.Field()

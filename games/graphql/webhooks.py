@@ -63,8 +63,11 @@ class Delivery(graphene.ObjectType):
         required=True, description="Stable across attempts (webhook-id): for deduplication; a UUID"
     )
     webhook = graphene.Int(required=True)
-    table = graphene.Int(required=True)
-    seq = graphene.Int(required=True, description="The move (table version) whose public events are sent")
+    table = graphene.Int(description="null: an app's own event (player.erased), not a table's")
+    seq = graphene.Int(
+        required=True,
+        description="The move (table version) whose public events are sent; 0 for an app's event",
+    )
     event_types = graphene.List(graphene.NonNull(graphene.String), required=True)
     status = graphene.Field(DeliveryStatus, required=True)
     attempts = graphene.Int(required=True)

@@ -20,6 +20,7 @@ PLAY_BOTS = "games.play_bots"
 ENFORCE_CLOCK = "games.enforce_clock"
 DELIVER_WEBHOOK = "games.deliver_webhook"
 DELIVER_PUSH = "games.deliver_push"
+RUN_EXPORT = "games.run_export"
 
 # The lanes (docs/operations.md#lanes): each is a queue with workers of its own, so that work a
 # person waits for never waits behind throughput work.
@@ -28,6 +29,7 @@ PEOPLE_QUEUE = "people"  # bot moves at tables where a person sits
 BOTS_QUEUE = "bots"  # bot-only tables: one sub-queue per app (bots.0 ... bots.N-1), taken in turn
 WEBHOOKS_QUEUE = "webhooks"  # webhook sends (a slow endpoint holds only this lane)
 PUSH_QUEUE = "push"  # push notifications (a slow provider holds only this lane)
+BULK_QUEUE = "bulk"  # throughput work nobody waits on: exports, housekeeping
 LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE)
 
 
@@ -98,6 +100,11 @@ def deliver_webhook(delivery_id: str, countdown: float | None = None) -> None:
 
 def deliver_push(message_id: str, countdown: float | None = None) -> None:
     _task(DELIVER_PUSH).apply_async((message_id,), countdown=countdown or None)
+
+
+def run_export(job_uuid: str) -> None:
+    """A player's export job (games.services.exports), made on the bulk lane."""
+    _task(RUN_EXPORT).apply_async((job_uuid,), queue=BULK_QUEUE)
 
 
 def webhooks_backlog() -> int:

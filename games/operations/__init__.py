@@ -4,8 +4,11 @@
 `ALL` lists them, so the contract tests can check each is served and documented.
 """
 
+from games.operations.apps import RESTORE_TABLE, UPDATE_APP
 from games.operations.base import Access, Call, Operation
 from games.operations.bots import DELETE_BOT, REGISTER_BOT, ROTATE_BOT_SECRET, UPDATE_BOT
+from games.operations.erasure import ERASE_ME, ERASE_PLAYER
+from games.operations.exports import CREATE_MY_EXPORT, CREATE_PLAYER_EXPORT
 from games.operations.invites import CREATE_INVITE, JOIN_BY_INVITE, REVOKE_INVITE
 from games.operations.players import CREATE_GUEST, CREATE_PLAYER, CREATE_PLAYER_TOKEN, REVOKE_TOKEN, UPDATE_ME
 from games.operations.push import (
@@ -47,6 +50,8 @@ ALL: tuple[Operation, ...] = (
     CREATE_PLAYER_TOKEN,
     REVOKE_TOKEN,
     UPDATE_ME,
+    ERASE_PLAYER,
+    ERASE_ME,
     CREATE_TABLE,
     JOIN_TABLE,
     LEAVE_TABLE,
@@ -81,6 +86,10 @@ ALL: tuple[Operation, ...] = (
     SET_APNS_CREDENTIAL,
     DELETE_FCM_CREDENTIAL,
     DELETE_APNS_CREDENTIAL,
+    UPDATE_APP,
+    RESTORE_TABLE,
+    CREATE_MY_EXPORT,
+    CREATE_PLAYER_EXPORT,
 )
 
 __all__ = [
@@ -89,7 +98,9 @@ __all__ = [
     "ALL",
     "CREATE_GUEST",
     "CREATE_INVITE",
+    "CREATE_MY_EXPORT",
     "CREATE_PLAYER",
+    "CREATE_PLAYER_EXPORT",
     "CREATE_PLAYER_STREAM_TICKET",
     "CREATE_PLAYER_TOKEN",
     "CREATE_TABLE",
@@ -102,6 +113,8 @@ __all__ = [
     "DELETE_FCM_CREDENTIAL",
     "DELETE_PLAYER_DEVICE",
     "DELETE_WEBHOOK",
+    "ERASE_ME",
+    "ERASE_PLAYER",
     "JOIN_BY_INVITE",
     "JOIN_TABLE",
     "LEAVE_QUICK_PLAY",
@@ -113,6 +126,7 @@ __all__ = [
     "REGISTER_DEVICE",
     "REGISTER_PLAYER_DEVICE",
     "REQUEST_REMATCH",
+    "RESTORE_TABLE",
     "REVOKE_INVITE",
     "REVOKE_TOKEN",
     "ROTATE_BOT_SECRET",
@@ -121,6 +135,7 @@ __all__ = [
     "SET_FCM_CREDENTIAL",
     "START_TABLE",
     "SUBMIT_ACTION",
+    "UPDATE_APP",
     "UPDATE_BOT",
     "UPDATE_ME",
     "UPDATE_WEBHOOK",

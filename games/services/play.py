@@ -21,7 +21,6 @@ from games.engine import (
     EngineError,
     Event,
     MoonChoice,
-    Options,
     Pass,
     State,
     action_from_dict,
@@ -31,6 +30,7 @@ from games.engine import (
 from games.errors import ServiceError
 from games.infra import metrics
 from games.models import Move, Player, Seat, Table
+from games.records import log as records
 from games.services import tournaments
 from games.services.common import (
     UNSCOPED,
@@ -99,14 +99,12 @@ def action_submit(
             check_version_for_pass(table, seat, expected_version)
         else:
             check_version(table, expected_version)
-        if table.state is None or table.status == Table.Status.ABANDONED:
+        state = records.state(table)  # a sealed game's is replayed (its errors are the same)
+        if state is None or table.status == Table.Status.ABANDONED:
             code, why = (
-                ("not_started", "has not started yet")
-                if table.state is None
-                else ("table_closed", "was abandoned")
+                ("not_started", "has not started yet") if state is None else ("table_closed", "was abandoned")
             )
             raise ServiceError(code, f"the game {why}", kind="rules")
-        state = state_from_dict(table.state)
         before = (state.phase, state.hand_no, len(state.sheet))
         try:
             events = state.push(seat, parsed)
@@ -216,13 +214,7 @@ def table_seen(principal: Principal, table_id: int) -> Table:
 
 def table_replay(table: Table) -> State | None:
     """Rebuild a table's game from its seed and move log alone (None before the start)."""
-    if not table.moves.filter(kind=Move.Kind.START).exists():
-        return None
-    state = State.new_game(Options.from_dict(table.options), table.seed, table=str(table.pk))
-    for move in table.moves.filter(kind__in=list(KIND_OF_ACTION.values())).order_by("seq"):
-        assert move.position is not None
-        state.push(move.position, action_from_dict(move.payload))
-    return state
+    return records.replay(table, records.moves(table, kinds=[Move.Kind.START, *KIND_OF_ACTION.values()]))
 
 
 def _asked(table: Table, seat: int) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
-from games.models import Rating, RatingChange, SeatRow, Table
+from games.models import Player, Rating, RatingChange, SeatRow, Table
 from games.ratings import BOT_RATINGS, MU, SIGMA, family_of, score_of
 
 MODEL = PlackettLuce(mu=MU, sigma=SIGMA)
@@ -81,6 +81,10 @@ def game_over(table: Table, totals: Sequence[int]) -> dict[str, Any] | None:
     if not people:
         return None
     family = family_of(table.options)
+    # An erased player (games.services.erasure) whose seat the server played to the end is rated
+    # on from their history (their last change), as the replay does, but gets no Rating row back:
+    # they stay off the leaderboards.
+    erased = set(Player.objects.filter(pk__in=people, erased_at__isnull=False).values_list("pk", flat=True))
     # Create missing rows without a race (a concurrent insert of the same row waits, then is
     # skipped), then lock every row in player order: two games finishing at once with the same
     # players take turns, and the second starts from the first's result.
@@ -90,6 +94,7 @@ def game_over(table: Table, totals: Sequence[int]) -> dict[str, Any] | None:
                 app_id=table.app_id, player_id=p, family=family, mu=MU, sigma=SIGMA, score=score_of(MU, SIGMA)
             )
             for p in people
+            if p not in erased
         ],
         ignore_conflicts=True,
     )
@@ -99,6 +104,10 @@ def game_over(table: Table, totals: Sequence[int]) -> dict[str, Any] | None:
         .filter(player_id__in=people, family=family)
         .order_by("player_id")
     }
+    for p in sorted(erased):
+        last = RatingChange.objects.filter(player_id=p, family=family).order_by("-id").first()
+        mu, sigma = (last.mu_after, last.sigma_after) if last else (MU, SIGMA)
+        rows[p] = Rating(player_id=p, family=family, mu=mu, sigma=sigma, score=score_of(mu, sigma))
     after = new_ratings(seats, {p: (rows[p].mu, rows[p].sigma) for p in people})
     changes, shown = [], []
     for seat in seats:
@@ -120,6 +129,8 @@ def game_over(table: Table, totals: Sequence[int]) -> dict[str, Any] | None:
             )
         )
         shown.append({"seat": seat.position, "place": seat.place, "mu": mu, "sigma": sigma})
+        if seat.player in erased:
+            continue
         row.mu, row.sigma, row.score, row.games = mu, sigma, score_of(mu, sigma), row.games + 1
         row.save(update_fields=["mu", "sigma", "score", "games", "updated_at"])
     RatingChange.objects.bulk_create(changes)

@@ -30,7 +30,7 @@ from games.engine import (
 )
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
-from games.models import Hand, Move, ScoreRow, Seat, SeatRow, Table
+from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table
 from games.services import ratings
 
 _STATUS_OF_PHASE = {
@@ -88,6 +88,11 @@ def log(
                 Table, table=table, totals=None if totals is None else list(totals)
             ):
                 tagged.extend([a.type, dict(a.data), None, hand] for a in cast(list[Event], added))
+    if kind == Move.Kind.LEAVE and payload.get("player") is not None:
+        # Its log names them from now on though no seat will: erasure must find this table.
+        FormerSeat.objects.bulk_create(
+            [FormerSeat(table=table, player_id=payload["player"])], ignore_conflicts=True
+        )
     move = Move(
         table=table,
         seq=table.version,

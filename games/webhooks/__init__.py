@@ -5,7 +5,9 @@
   in the move's own transaction, so a committed move always has its deliveries and a rolled-back
   one never does. The send is queued after the commit. A correspondence turn's reminder
   (`record_reminder`, called by `services.reminders`) is recorded the same way in the reminder's
-  transaction: a body of type `table.reminder` holding one `turn_reminder` event.
+  transaction: a body of type `table.reminder` holding one `turn_reminder` event. An app's own
+  events (`record_app_event`: `player.erased`, no table) are recorded likewise, in the transaction
+  of the change they tell.
 - Sending (`attempt`, run by the `games.deliver_webhook` task on the `webhooks` queue, or by the
   embedded sweep's sender thread): claim the row (row lock, a lease on `next_attempt_at`), POST
   outside any transaction with a short timeout, then record the result only if the claim is still
@@ -28,7 +30,9 @@ Modules: `base` (event types, headers, settings), `endpoints` (an app's endpoint
 """
 
 from games.webhooks.base import (
+    APP_EVENT_TYPES,
     BODY_TYPE,
+    ERASED_TYPE,
     HIDDEN_EVENT_TYPES,
     ID_HEADER,
     PUBLIC_EVENT_TYPES,
@@ -59,15 +63,17 @@ from games.webhooks.endpoints import (
     secret_of,
     secret_rotate,
 )
-from games.webhooks.recording import queue, record, record_reminder, redeliver
+from games.webhooks.recording import queue, record, record_app_event, record_reminder, redeliver
 from games.webhooks.sending import attempt, deliver_due, due, sweep
 from games.webhooks.transport import backoff, blocked, exchange, post, sign
 
 __all__ = [
+    "APP_EVENT_TYPES",
     "BODY_TYPE",
     "DELIVERY_PAGES",
     "DELIVERY_STATUSES",
     "DESCRIPTION_MAX",
+    "ERASED_TYPE",
     "EVENT_TYPES_MAX",
     "EVENT_TYPE_MAX",
     "HIDDEN_EVENT_TYPES",
@@ -99,6 +105,7 @@ __all__ = [
     "post",
     "queue",
     "record",
+    "record_app_event",
     "record_reminder",
     "redeliver",
     "secret_of",

@@ -48,6 +48,10 @@ PUBLIC_EVENT_TYPES = (
     "turn_reminder",
 )
 HIDDEN_EVENT_TYPES = ("cards_dealt", "cards_passed", "cards_received")
+# Events of the app itself, not of a table: each is a body of its own type (docs/webhooks.md), with no
+# table. `player.erased`: one of the app's players was erased (games.services.erasure).
+ERASED_TYPE = "player.erased"
+APP_EVENT_TYPES = (ERASED_TYPE,)
 # Standard Webhooks (https://www.standardwebhooks.com): the delivery id, the attempt's unix time and
 # its signature(s); plus the body's event types and the attempt's number, for routing and logs.
 ID_HEADER = "webhook-id"

@@ -19,6 +19,7 @@ from django.db.models import QuerySet
 from games import paging, reads
 from games.models import App, WebhookDelivery, WebhookEndpoint
 from games.webhooks.base import (
+    APP_EVENT_TYPES,
     HIDDEN_EVENT_TYPES,
     PUBLIC_EVENT_TYPES,
     SECRET_PREFIX,
@@ -66,8 +67,9 @@ def check_url(url: object) -> str:
 
 
 def check_event_types(types: object) -> list[str]:
-    """A non-empty list of public event types, or ["*"] for all; else `invalid_event_type`."""
-    known = list(PUBLIC_EVENT_TYPES)
+    """A non-empty list of public event types and app event types (`player.erased`), or ["*"] for
+    all; else `invalid_event_type`."""
+    known = [*PUBLIC_EVENT_TYPES, *APP_EVENT_TYPES]
     if not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types):
         raise error(
             "invalid_event_type",
@@ -77,7 +79,7 @@ def check_event_types(types: object) -> list[str]:
         )
     if "*" in types:
         return ["*"]
-    unknown = sorted({t for t in types if t not in PUBLIC_EVENT_TYPES})
+    unknown = sorted({t for t in types if t not in known})
     if unknown:
         hidden = [t for t in unknown if t in HIDDEN_EVENT_TYPES]
         why = " (a seat's own cards are never sent to an app)" if hidden else ""

@@ -58,6 +58,46 @@ def record_reminder(table: Table, seats: Sequence[int], deadline: dt.datetime) -
     _record(table, endpoints, [event], REMINDER_BODY_TYPE)
 
 
+def record_app_event(app_id: int | None, body_type: str, data: dict[str, Any]) -> int:
+    """Record an app's own event (games.webhooks.base.APP_EVENT_TYPES: not a table's) inside the
+    transaction of the change it tells: one delivery per active endpoint of the app that subscribes
+    to it (or to "*"), with no table and `seq` 0; its body is the envelope (`id`, `type`, `webhook`,
+    `created_at`) and `data`. A guest (no app) has no endpoints. Answers how many were recorded."""
+    if app_id is None:
+        return 0
+    now = timezone.now()
+    rows = []
+    for endpoint in WebhookEndpoint.objects.filter(app_id=app_id, active=True).only("pk", "event_types"):
+        if "*" not in endpoint.event_types and body_type not in endpoint.event_types:
+            continue
+        delivery_id = uuid.uuid4()
+        body = {  # docs/schemas/webhook-body.schema.json
+            "id": str(delivery_id),
+            "type": body_type,
+            "webhook": endpoint.pk,
+            "created_at": now.isoformat().replace("+00:00", "Z"),
+            **data,
+        }
+        rows.append(
+            WebhookDelivery(
+                uuid=delivery_id,
+                endpoint_id=endpoint.pk,
+                table=None,
+                seq=0,
+                event_types=[body_type],
+                body=json.dumps(body, cls=DjangoJSONEncoder, separators=(",", ":")),
+                attempt_budget=int(conf("WEBHOOK_MAX_ATTEMPTS")),
+                next_attempt_at=now,
+                queued_at=now,
+            )
+        )
+    if rows:
+        WebhookDelivery.objects.bulk_create(rows)
+        ids = [str(r.uuid) for r in rows]
+        transaction.on_commit(lambda: queue(ids))
+    return len(rows)
+
+
 def _endpoints(table: Table) -> list[WebhookEndpoint]:
     """The active endpoints of the table's app (none for a guest's table): one query per table per
     transaction, not per move."""

@@ -80,7 +80,7 @@ def test_every_answer_of_two_real_hands_matches_the_documented_schema(bearer: di
 ROOT = Path(__file__).resolve().parent.parent.parent
 TAGS = {
     *("players", "tables", "play", "history", "streams", "webhooks", "ratings", "tournaments", "bots"),
-    "push",
+    *("push", "apps", "privacy"),
 }
 METHODS = ("get", "post", "put", "patch", "delete")
 

@@ -31,6 +31,10 @@ NOT_IN_GRAPHQL = {
     # Files to download (an attachment, text/plain); GraphQL answers the same documents as fields.
     "exportGame": "Query.tableExport",
     "getTranscript": "Query.tableTranscript",
+    # A player's export is a file of up to megabytes, downloaded by the URL GraphQL answers as
+    # `export(id) { document }`; its JSON Schema is a static document at one URL for both APIs.
+    "downloadExport": "Query.export",
+    "getExportSchema": "Query.export",
 }
 # Old GraphQL names of renamed mutations, kept (deprecated) until DEPRECATED_UNTIL.
 RENAMED = {

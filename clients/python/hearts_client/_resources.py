@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 from hearts_client._core import Call, StreamState
 from hearts_client.models import (
     Action,
+    AppSettings,
     BotEndpoint,
     BotEndpointWithSecret,
     Delivery,
@@ -28,6 +29,8 @@ from hearts_client.models import (
     DeliveryStatus,
     Device,
     DeviceKind,
+    Erased,
+    ExportJob,
     GameExport,
     Hand,
     HandReplay,
@@ -232,6 +235,13 @@ class Players(Resource[M]):
         """Revoke the token this client sends (its stream tickets stop too)."""
         return _write("tokens/revoke")
 
+    @operation("erasePlayer")
+    def erase(self, player_id: int) -> Call[Erased]:
+        """App key: erase one of your players (docs/privacy.md#erasure): their tokens stop at
+        once, their personal data goes, their games keep the seat under a pseudonym. A repeat
+        answers the same."""
+        return _write(f"players/{player_id}", method="DELETE")
+
 
 class MeResource(Resource[M]):
     """Who the credentials belong to (tag `players`)."""
@@ -252,6 +262,12 @@ class MeResource(Resource[M]):
         """The language of your error details (en, mi, eu, ms, ky), over Accept-Language; None
         (or "") follows Accept-Language again."""
         return _write("me", {"language": language or ""}, method="PATCH")
+
+    @operation("eraseMe")
+    def erase(self) -> Call[Erased]:
+        """Player token (a guest's too): erase yourself (docs/privacy.md#erasure); this client's
+        token stops working at once."""
+        return _write("me", method="DELETE")
 
 
 def _action(table_id: int, action: Action, version: int | None, key: str | None) -> Call[Table]:
@@ -361,6 +377,12 @@ class Tables(Resource[M]):
     ) -> Call[Table]:
         """App key: close an unfinished table for good."""
         return _write(f"tables/{table_id}/abandon", {}, version=version, key=idempotency_key, restale=True)
+
+    @operation("restoreTable")
+    def restore(self, table_id: int) -> Call[Table]:
+        """App key: bring an archived table of yours back into the database (docs/data.md#restoring);
+        an archived table answers its export, transcript and hands without it."""
+        return _write(f"tables/{table_id}/restore")
 
     @operation("reclaimSeat")
     def reclaim_seat(self, table_id: int, *, idempotency_key: str | None = None) -> Call[Table]:
@@ -854,6 +876,51 @@ class Push(Resource[M]):
         return Call("GET", "push/vapid-key")
 
 
+class Exports(Resource[M]):
+    """A player's data export (tag `privacy`, docs/privacy.md#export)."""
+
+    @operation("createMyExport")
+    def create_my_export(self) -> Call[ExportJob]:
+        """Player token: an export of all your data; `done` at once for a player of few tables,
+        else `pending` (read it with `get_export` until done). One a minute per player."""
+        return _write("me/exports")
+
+    @operation("createPlayerExport")
+    def create_player_export(self, player_id: int) -> Call[ExportJob]:
+        """App key: an export of one of your players' data, as `create_my_export` makes it."""
+        return _write(f"players/{player_id}/exports")
+
+    @operation("getExport")
+    def get_export(self, export_id: str) -> Call[ExportJob]:
+        """An export job (its player's token or their app's key)."""
+        return Call("GET", f"exports/{export_id}")
+
+    @operation("downloadExport")
+    def download_export(self, export_id: str) -> Call[dict[str, Any]]:
+        """A done export's document, parsed (format `hearts-player-export/1`)."""
+        return Call("GET", f"exports/{export_id}/document")
+
+    @operation("getExportSchema")
+    def schema(self) -> Call[dict[str, Any]]:
+        """The JSON Schema of the export document (no credentials needed)."""
+        return Call("GET", "exports/schema")
+
+
+class AppResource(Resource[M]):
+    """The calling app's own settings (tag `apps`, docs/data.md#archives-and-retention)."""
+
+    @operation("getApp")
+    def get(self) -> Call[AppSettings]:
+        """App key: your app's settings."""
+        return Call("GET", "app")
+
+    @operation("updateApp")
+    def update(self, *, retention_days: int | None) -> Call[AppSettings]:
+        """App key: how many days your finished tables stay in the database before they move to
+        the archive, where they still export and verify (None: the service's default)."""
+        return _write("app", {"retention_days": retention_days}, method="PATCH")
+
+
 class ClientResources(Generic[M]):
     """The resources of a client, one attribute each: `client.tables.join(...)`."""
 
@@ -870,6 +937,8 @@ class ClientResources(Generic[M]):
     webhooks: Webhooks[M]
     devices: Devices[M]
     push: Push[M]
+    exports: Exports[M]
+    app: AppResource[M]
 
     def _attach_resources(self) -> None:
         for name, kind in RESOURCES.items():
@@ -890,6 +959,8 @@ RESOURCES: dict[str, type[Resource[Any]]] = {
     "webhooks": Webhooks,
     "devices": Devices,
     "push": Push,
+    "exports": Exports,
+    "app": AppResource,
 }
 
 

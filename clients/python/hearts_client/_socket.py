@@ -205,7 +205,7 @@ _STATUS_CODES = {
     "invalid_variables query_too_deep query_too_complex too_many_aliases invalid_device "
     "invalid_push_credential",
     409: "stale_version idempotency_key_reused already_seated seat_taken table_full already_waiting "
-    "too_many_webhooks webhook_disabled bot_name_taken too_many_devices",
+    "too_many_webhooks webhook_disabled bot_name_taken too_many_devices not_archived",
     404: "not_found not_waiting",
     401: "ticket_invalid ticket_expired not_authenticated authentication_failed",
     403: "permission_denied csrf_failed metrics_forbidden",

@@ -389,6 +389,7 @@ ErrorCode = Literal[
     "table_closed",
     "not_started",
     "not_finished",
+    "not_archived",
     "player_token_required",
     "app_key_required",
     "not_a_player_token",
@@ -943,6 +944,41 @@ class Token(TypedDict):
     """A bearer token, shown once."""
 
     token: str
+
+
+class Erased(TypedDict):
+    """What erasing a player answers, the same on every repeat (docs/privacy.md#erasure)."""
+
+    id: int
+    erased: bool
+    erased_at: str
+
+
+class AppSettings(TypedDict):
+    """An app's own settings (docs/data.md#archives-and-retention): how many days its finished
+    tables stay in the database before they move to the archive (None: the service's default)."""
+
+    id: int
+    name: str
+    retention_days: int | None
+
+
+ExportStatus = Literal["pending", "done", "failed"]
+
+
+class ExportJob(TypedDict):
+    """A player's data export (docs/privacy.md#export): pending until a background task makes its
+    document, then done, with the `document` URL path, until `expires_at`."""
+
+    id: str
+    player: int
+    status: ExportStatus
+    size: int | None
+    error: str | None
+    created_at: str
+    finished_at: str | None
+    expires_at: str | None
+    document: str | None
 
 
 # -- push notifications (docs/push.md) -----------------------------------------------------------

@@ -27,6 +27,10 @@ export type LegalActions = Schemas["LegalOut"];
 export type Scoresheet = Schemas["ScoresheetOut"];
 export type TablePage = Schemas["TablePageOut"];
 export type Me = Schemas["MeOut"];
+/** What erasing a player answers, the same on every repeat (DELETE /players/{id}, DELETE /me). */
+export type Erased = Schemas["ErasedOut"];
+/** An app's own settings: how long its finished tables stay before the archive (`GET /app`). */
+export type AppSettings = Schemas["AppSettingsOut"];
 /** A table where your seat is to act (`GET me/turns`), and the whole answer. */
 export type Turn = Schemas["TurnOut"];
 export type MyTurns = Schemas["TurnsOut"];
@@ -339,6 +343,10 @@ export class HeartsClient {
   readonly devices = new Devices(this);
   /** An app's push credentials, and the VAPID key browsers subscribe with. */
   readonly push = new Push(this);
+  /** A player's data export (docs/privacy.md#export). */
+  readonly exports = new Exports(this);
+  /** The calling app's own settings (docs/data.md#archives-and-retention). */
+  readonly app = new AppResource(this);
 
   /**
    * GraphQL over one WebSocket at `/graphql/` as this client's token (or `options.ticket`), open
@@ -406,6 +414,12 @@ export class Players {
   async revokeToken(): Promise<void> {
     await this.c.call("revokeToken", "POST", "tokens/revoke", { write: true });
   }
+
+  /** App key: erase one of your players (docs/privacy.md#erasure): their tokens stop at once,
+   * their personal data goes, their games keep the seat under a pseudonym. A repeat answers the same. */
+  erase(playerId: number): Promise<Erased> {
+    return this.c.call("erasePlayer", "DELETE", `players/${playerId}`, { write: true });
+  }
 }
 
 /** Who the credentials belong to (tag `players`). */
@@ -426,6 +440,12 @@ export class MeResource {
   /** The language of your error details (en, mi, eu, ms, ky); null follows Accept-Language again. */
   update(language: string | null): Promise<Me> {
     return this.c.call("updateMe", "PATCH", "me", { body: { language: language ?? "" }, write: true });
+  }
+
+  /** Player token (a guest's too): erase yourself (docs/privacy.md#erasure); this token stops
+   * working at once. */
+  erase(): Promise<Erased> {
+    return this.c.call("eraseMe", "DELETE", "me", { write: true });
   }
 }
 
@@ -502,6 +522,12 @@ export class Tables {
   abandon(tableId: number, version?: number): Promise<Table> {
     const options = { body: {}, write: true, version: version ?? null, restale: true };
     return this.c.call("abandonTable", "POST", `tables/${tableId}/abandon`, options);
+  }
+
+  /** App key: bring an archived table of yours back into the database (docs/data.md#restoring);
+   * an archived table answers its export, transcript and hands without it. */
+  restore(tableId: number): Promise<Table> {
+    return this.c.call("restoreTable", "POST", `tables/${tableId}/restore`, { body: {}, write: true });
   }
 
   /** "I'm back": a seat marked away is yours again. */
@@ -856,6 +882,57 @@ export class Devices {
   /** App key: remove a device of one of your players. */
   async deleteFor(playerId: number, deviceId: number): Promise<void> {
     await this.c.call("deletePlayerDevice", "DELETE", `players/${playerId}/devices/${deviceId}`, { write: true });
+  }
+}
+
+/** A player's data export job (docs/privacy.md#export): pending until its document is made, then
+ * done, with the `document` URL path, until `expires_at`. */
+export type ExportJob = Schemas["ExportJobOut"];
+
+/** A player's data export (tag `privacy`, docs/privacy.md#export). */
+export class Exports {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** Player token: an export of all your data; `done` at once for a player of few tables, else
+   * `pending` (read it with `getExport` until done). One a minute per player. */
+  createMyExport(): Promise<ExportJob> {
+    return this.c.call("createMyExport", "POST", "me/exports", { write: true });
+  }
+
+  /** App key: an export of one of your players' data, as `createMyExport` makes it. */
+  createPlayerExport(playerId: number): Promise<ExportJob> {
+    return this.c.call("createPlayerExport", "POST", `players/${playerId}/exports`, { write: true });
+  }
+
+  /** An export job (its player's token or their app's key). */
+  getExport(exportId: string): Promise<ExportJob> {
+    return this.c.call("getExport", "GET", `exports/${code(exportId)}`);
+  }
+
+  /** A done export's document, parsed (format `hearts-player-export/1`). */
+  downloadExport(exportId: string): Promise<Record<string, unknown>> {
+    return this.c.call("downloadExport", "GET", `exports/${code(exportId)}/document`);
+  }
+
+  /** The JSON Schema of the export document (no credentials needed). */
+  schema(): Promise<Record<string, unknown>> {
+    return this.c.call("getExportSchema", "GET", "exports/schema");
+  }
+}
+
+/** The calling app's own settings (tag `apps`, docs/data.md#archives-and-retention). */
+export class AppResource {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** App key: your app's settings. */
+  get(): Promise<AppSettings> {
+    return this.c.call("getApp", "GET", "app");
+  }
+
+  /** App key: how many days your finished tables stay in the database before they move to the
+   * archive, where they still export and verify (null: the service's default). */
+  update(retentionDays: number | null): Promise<AppSettings> {
+    return this.c.call("updateApp", "PATCH", "app", { body: { retention_days: retentionDays }, write: true });
   }
 }
 

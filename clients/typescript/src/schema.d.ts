@@ -4,6 +4,24 @@
  */
 
 export interface paths {
+    "/api/v1/app": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /app (app key): the calling app's settings. PATCH: change them. */
+        get: operations["getApp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description App key: change your app's settings: how many days your finished tables stay in the database before they move to the archive (docs/data.md). Answers the app after the change. */
+        patch: operations["updateApp"];
+        trace?: never;
+    };
     "/api/v1/app/push": {
         parameters: {
             query?: never;
@@ -114,6 +132,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /exports/{id}: an export job, for the player it is about or their app (404 for anyone else). */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/{export_id}/document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /exports/{id}/document: the export's JSON document (format hearts-player-export/1), for
+         *     the player it is about or their app; 422 not_finished while it is pending.
+         */
+        get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /exports/schema (any caller, none needed): the JSON Schema of the export document. */
+        get: operations["getExportSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/guests": {
         parameters: {
             query?: never;
@@ -192,14 +264,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description GET /me: who the credentials belong to (a guest, an app's player, or an app), the player's
-         *     unfinished tables and chosen language; no secret. PATCH /me (player token): set the language.
-         */
+        /** @description GET /me and PATCH /me (games.api.tickets), and DELETE /me (player token): erase yourself. */
         get: operations["getMe"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** @description Player token (a guest's too): erase yourself: every token is revoked at once; a seat at an open table is left, a started game's seat is played by the server to the end; quick play, invites made, devices, exports and ratings go; the name, external id and language are deleted, and the games played keep the seat under a stable pseudonym (docs/privacy.md#erasure). Your endpoints subscribed to player.erased get it. Erasing an erased player changes nothing and answers the same. This token stops working at once. */
+        delete: operations["eraseMe"];
         options?: never;
         head?: never;
         /** @description Player token: change what a player may change about themselves: the language of your error details, whatever Accept-Language says (empty: follow Accept-Language again; left out: unchanged). Answers you after the change. */
@@ -236,6 +306,23 @@ export interface paths {
         post?: never;
         /** @description Player token: remove one of your devices; nothing is pushed to it any more (another player's device: not_found). */
         delete: operations["deleteDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Player token: an export of all your data (profile, tokens' times, tables, your moves, ratings and their history, invites, devices) as one JSON document (hearts-player-export/1). Answers the job: `done`, with its `document` URL, when it was made at once (REST: 201), else `pending` until a background task makes it (REST: 202; read it again with getExport). At most one export per player per 1/minute (rate_limited with retry_after). The document is kept until `expires_at`. */
+        post: operations["createMyExport"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -296,6 +383,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/players/{player_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description App key: erase one of your players (another app's player: not_found): every token is revoked at once; a seat at an open table is left, a started game's seat is played by the server to the end; quick play, invites made, devices, exports and ratings go; the name, external id and language are deleted, and the games played keep the seat under a stable pseudonym (docs/privacy.md#erasure). Your endpoints subscribed to player.erased get it. Erasing an erased player changes nothing and answers the same. */
+        delete: operations["erasePlayer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/players/{player_id}/devices": {
         parameters: {
             query?: never;
@@ -326,6 +430,23 @@ export interface paths {
         post?: never;
         /** @description App key: remove a device of one of your players (another app's player, or a device that is not theirs: not_found). */
         delete: operations["deletePlayerDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/players/{player_id}/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description App key: an export of one of your players' data, as createMyExport makes it. Another app's player: not_found. Answers the job: `done`, with its `document` URL, when it was made at once (REST: 201), else `pending` until a background task makes it (REST: 202; read it again with getExport). At most one export per player per 1/minute (rate_limited with retry_after). The document is kept until `expires_at`. */
+        post: operations["createPlayerExport"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -741,6 +862,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tables/{table_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description App key: bring one of your archived tables back into the database (sealed, as it was before archiving). Every read answers the same either way; a restored table stays for a whole retention period again. Answers the table. */
+        post: operations["restoreTable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tables/{table_id}/scoresheet": {
         parameters: {
             query?: never;
@@ -1077,6 +1215,12 @@ export interface components {
             id: number;
             name: string;
         };
+        AppSettingsOut: {
+            id: number;
+            name: string;
+            /** @description Days your finished tables stay in the database before the archive (null: the service's default, ARCHIVE_AFTER_DAYS) */
+            retention_days: number | null;
+        };
         AttemptOut: {
             attempt: number;
             /** Format: date-time */
@@ -1247,8 +1391,9 @@ export interface components {
              */
             id: string;
             webhook: number;
-            table: number;
-            /** @description The move (table version) whose public events are delivered */
+            /** @description null: an app's own event (player.erased), not a table's */
+            table: number | null;
+            /** @description The move (table version) whose public events are delivered; 0 for an app's event */
             seq: number;
             event_types: string[];
             /**
@@ -1284,8 +1429,9 @@ export interface components {
              */
             id: string;
             webhook: number;
-            table: number;
-            /** @description The move (table version) whose public events are delivered */
+            /** @description null: an app's own event (player.erased), not a table's */
+            table: number | null;
+            /** @description The move (table version) whose public events are delivered; 0 for an app's event */
             seq: number;
             event_types: string[];
             /**
@@ -1367,6 +1513,17 @@ export interface components {
             bot: string | null;
             name: string;
         };
+        ErasedOut: {
+            /** @description The erased player */
+            id: number;
+            /** @description Always true */
+            erased: boolean;
+            /**
+             * Format: date-time
+             * @description When they were erased: the same on every repeat
+             */
+            erased_at: string;
+        };
         /**
          * @description * `wrong_phase` - wrong_phase
          *     * `not_your_turn` - not_your_turn
@@ -1406,6 +1563,7 @@ export interface components {
          *     * `table_closed` - table_closed
          *     * `not_started` - not_started
          *     * `not_finished` - not_finished
+         *     * `not_archived` - not_archived
          *     * `player_token_required` - player_token_required
          *     * `app_key_required` - app_key_required
          *     * `not_a_player_token` - not_a_player_token
@@ -1448,7 +1606,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "not_archived" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1495,6 +1653,7 @@ export interface components {
              *     * `table_closed` - table_closed
              *     * `not_started` - not_started
              *     * `not_finished` - not_finished
+             *     * `not_archived` - not_archived
              *     * `player_token_required` - player_token_required
              *     * `app_key_required` - app_key_required
              *     * `not_a_player_token` - not_a_player_token
@@ -1612,6 +1771,39 @@ export interface components {
             /** @description The deal commitment as published when the hand was dealt */
             published_commitment: string | null;
         };
+        /** @description An export job: pending until its document is made, then done until it expires. */
+        ExportJobOut: {
+            /**
+             * Format: uuid
+             * @description The job's id: GET exports/{id}
+             */
+            id: string;
+            /** @description Whose data */
+            player: number;
+            status: components["schemas"]["ExportJobOutStatusEnum"];
+            /** @description Bytes of the document, once done */
+            size: number | null;
+            /** @description Why it failed (status failed); null otherwise */
+            error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description The document and the job are deleted then
+             */
+            expires_at: string | null;
+            /** @description The document's URL path (GET it with the same credentials) once done */
+            document: string | null;
+        };
+        /**
+         * @description * `pending` - pending
+         *     * `done` - done
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        ExportJobOutStatusEnum: "pending" | "done" | "failed";
         ExportMoveOut: {
             /** @description The table version this move produced */
             seq: number;
@@ -2003,6 +2195,11 @@ export interface components {
         PatchedMeInRequest: {
             /** @description en, mi, eu, ms, ky: error details in that language, whatever Accept-Language says; empty: follow Accept-Language again. Another value: invalid_language */
             language?: string;
+        };
+        /** @description What an app may change about itself. */
+        PatchedUpdateAppRequest: {
+            /** @description 0 to 3650: your finished tables move to the archive this many days after their end (0: at the next housekeeping after they are sealed); null: the service's default (ARCHIVE_AFTER_DAYS); left out: unchanged. Archived tables still answer every read */
+            retention_days?: number | null;
         };
         /** @description The fields of a bot endpoint to change; the others stay. */
         PatchedUpdateBotRequest: {
@@ -3917,6 +4114,155 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppSettingsOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    updateApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedUpdateAppRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppSettingsOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     getPushSettings: {
         parameters: {
             query?: never;
@@ -4794,6 +5140,193 @@ export interface operations {
             };
         };
     };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJobOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    downloadExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document (docs/schemas/player-export.schema.json) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_finished` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getExportSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON Schema 2020-12 of the document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error codes: `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     createGuest: {
         parameters: {
             query?: never;
@@ -5165,6 +5698,65 @@ export interface operations {
             };
         };
     };
+    eraseMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasedOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     updateMe: {
         parameters: {
             query?: never;
@@ -5490,6 +6082,101 @@ export interface operations {
             };
         };
     };
+    createMyExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJobOut"];
+                };
+            };
+            /** @description Pending: a background task makes it; GET exports/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJobOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     createPlayerStreamTicket: {
         parameters: {
             query?: never;
@@ -5685,6 +6372,76 @@ export interface operations {
             };
             /** @description Error codes: `unsupported_media_type` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    erasePlayer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasedOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5943,6 +6700,112 @@ export interface operations {
             };
             /** @description Error codes: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createPlayerExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJobOut"];
+                };
+            };
+            /** @description Pending: a background task makes it; GET exports/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportJobOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8150,6 +9013,112 @@ export interface operations {
                 };
             };
             /** @description Error codes: `not_seated`, `not_finished`, `player_token_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    restoreTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_archived` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
