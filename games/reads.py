@@ -129,7 +129,9 @@ def filtered_tables(
     principal: Principal, *, status: str | None = None, open_seats: bool = False, mine: bool = False
 ) -> QuerySet[Table]:
     """The caller's tables with the list filters of both APIs; a bad filter is `invalid_filter`."""
-    tables = listed_tables(principal)
+    # A player's own tables are all visible to them: no need for the list's visibility rule, whose
+    # OR with a subquery would keep the planner from walking the player's seats newest first.
+    tables = visible_tables(principal) if mine else listed_tables(principal)
     if status:
         if status not in Table.Status.values:
             raise ServiceError(

@@ -244,14 +244,16 @@ CELERY_BEAT_SCHEDULE = {"sweep": {"task": "games.sweep", "schedule": SWEEP_SECON
 # queue and workers, so work a person waits for never waits behind throughput work. `clocks`: turn
 # clocks and the sweep; `people`: bot moves at tables with a person; `bots`: bot-only tables, one
 # sub-queue per app among BOT_LANE_QUEUES (a worker started with `-Q bots` takes them all, in turn);
-# `webhooks`: webhook sends; `push`: push notifications. One worker may serve several lanes
-# (`-Q clocks,people,bots,webhooks,push`).
+# `webhooks`: webhook sends; `push`: push notifications; `bulk`: exports and housekeeping (sealing,
+# archiving). One worker may serve several lanes (`-Q clocks,people,bots,webhooks,push,bulk`).
 CELERY_TASK_ROUTES = {
     "games.enforce_clock": {"queue": "clocks"},
     "games.sweep": {"queue": "clocks"},
     "games.play_bots": {"queue": "people"},  # bot-only tables are sent to their bots.N sub-queue
     "games.deliver_webhook": {"queue": "webhooks"},
     "games.deliver_push": {"queue": "push"},
+    "games.run_export": {"queue": "bulk"},
+    "games.housekeeping": {"queue": "bulk"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "people"
 BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
@@ -320,7 +322,9 @@ ARCHIVE_S3_BUCKET = env_str("ARCHIVE_S3_BUCKET", "")
 
 
 def _data_storage(location: str) -> dict[str, object]:
-    """The storage of archives or exports: a directory of DATA_DIR, or a prefix of the S3 bucket."""
+    """The storage of archives or exports: a directory of DATA_DIR, or a prefix of the S3 bucket.
+    MinIO and other S3-compatible servers without a wildcard DNS name want path-style addressing
+    (ARCHIVE_S3_ADDRESSING_STYLE=path); Signature Version 4 is what every current one accepts."""
     if not ARCHIVE_S3_BUCKET:
         return {
             "BACKEND": "django.core.files.storage.FileSystemStorage",
@@ -331,10 +335,17 @@ def _data_storage(location: str) -> dict[str, object]:
         "OPTIONS": {
             "bucket_name": ARCHIVE_S3_BUCKET,
             "location": location,
-            "endpoint_url": env_str("ARCHIVE_S3_ENDPOINT_URL", "") or None,
+            "endpoint_url": env_str(
+                "ARCHIVE_S3_ENDPOINT_URL", "", pattern=r"https?://\S+", expected="an http(s):// URL"
+            )
+            or None,
             "region_name": env_str("ARCHIVE_S3_REGION", "") or None,
             "access_key": env_str("ARCHIVE_S3_ACCESS_KEY_ID", "") or None,
             "secret_key": env_str("ARCHIVE_S3_SECRET_ACCESS_KEY", "") or None,
+            "addressing_style": env_str(
+                "ARCHIVE_S3_ADDRESSING_STYLE", "auto", lower=True, choices=("auto", "path", "virtual")
+            ),
+            "signature_version": "s3v4",
             "default_acl": None,
             "querystring_auth": True,
             "file_overwrite": True,

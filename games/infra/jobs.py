@@ -30,7 +30,7 @@ BOTS_QUEUE = "bots"  # bot-only tables: one sub-queue per app (bots.0 ... bots.N
 WEBHOOKS_QUEUE = "webhooks"  # webhook sends (a slow endpoint holds only this lane)
 PUSH_QUEUE = "push"  # push notifications (a slow provider holds only this lane)
 BULK_QUEUE = "bulk"  # throughput work nobody waits on: exports, housekeeping
-LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE)
+LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE, BULK_QUEUE)
 
 
 def _task(name: str) -> Any:

@@ -434,7 +434,8 @@ def _sweep(names: list[str], cutoff: dt.datetime) -> int:
             if storage().get_modified_time(name) > cutoff:
                 continue
             storage().delete(name)
-        except (FileNotFoundError, OSError):  # gone meanwhile
+        except Exception:  # gone meanwhile (on S3 a 404 is botocore's ClientError, not an OSError)
+            log.debug("archive %s skipped by the orphan sweep", name, exc_info=True)
             continue
         log.info("orphan archive %s deleted", name)
         deleted += 1

@@ -145,7 +145,7 @@ def test_the_walker_renames_only_the_players_own_dicts() -> None:
 def test_after_erasure_no_marker_is_left_anywhere_and_the_games_still_hold(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="games")
+    caplog.set_level(logging.DEBUG)  # every logger: the service's, the access log, the libraries'
     app, key = accounts.app_create(name="the app")
     endpoint_create(app=app, url="http://127.0.0.1:9/hook", event_types=["*"])
     endpoint_create(app=app, url="http://127.0.0.1:9/erased", event_types=["player.erased"])

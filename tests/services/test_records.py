@@ -401,3 +401,114 @@ def test_a_log_the_engine_refuses_is_not_encodable() -> None:
     ]
     with pytest.raises(codec.NotEncodable):
         encode(table, log)
+
+
+def _a_short_log() -> tuple[Table, list[Move]]:
+    """A join, the start and ten actions (one with an idempotency key), microseconds apart."""
+    table = Table(
+        pk=7,
+        options=Options.from_dict({"players": 4}).to_dict(),
+        seed="s",
+        seating=[{"position": 0, "player": 10, "name": "Zoë"}],
+    )
+    at = dt.datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=dt.UTC)
+    joined = [["seat_taken", {"seat": 0, "player": 10, "name": "Zoë"}, None, 0]]
+    log = [
+        Move(
+            table=table,
+            seq=1,
+            hand=0,
+            position=0,
+            kind="join",
+            payload={"player": 10},
+            events=joined,
+            created_at=at,
+        )
+    ]
+    started: list[Any] = []
+    game = State.new_game(Options.from_dict(table.options), table.seed, started, table="7")
+    events = [["game_started", {}, None, 0], *_tagged(started, 0)]
+    at += dt.timedelta(microseconds=1017)
+    log.append(Move(table=table, seq=2, hand=0, kind="start", payload={}, events=events, created_at=at))
+    for i in range(10):
+        seat = game.to_act()[0]
+        action = game.legal_actions(seat)[-1]
+        hand = game.hand_no
+        log.append(
+            Move(
+                table=table,
+                seq=len(log) + 1,
+                hand=hand,
+                position=seat,
+                kind=action.type,
+                payload=action.to_dict(),
+                events=_tagged(game.push(seat, action), hand),
+                idempotency_key="retry-1" if i == 5 else "",
+                created_at=at + dt.timedelta(microseconds=250_000 * i + 37 * i * i),
+            )
+        )
+    return table, log
+
+
+# _a_short_log() sealed by the format 1 encoder as it was before format 2: records like it are stored.
+FORMAT_1_RECORD = bytes.fromhex(
+    "78da63e411e0646838f9eec2a92b8bd978ab950a72122b538b94ac0c0d6a6da2a3958a53134be24b12b353f39474aac1"
+    "3c252b031d24553a4a7989b9a94a564a51f987572bd5eae495e6e4e818c4c632337ce217616060603630341261607c75"
+    "488e595d535f8481e9df6139666d1d3d1106e64947e598e5958c451918971d936398cac0b4ebb81c7b516a4951a5ae21"
+    "9b2803f3b91372dca20c0c8f4eca710279df4ec94903795d67e45401e4423498"
+)
+
+
+def _same_moves(log: list[Move], back: list[Move]) -> None:
+    assert len(back) == len(log)
+    for a, b in zip(log, back, strict=True):
+        for name in ("seq", "hand", "position", "kind", "payload", "events", "idempotency_key", "created_at"):
+            assert getattr(a, name) == getattr(b, name), (a.seq, name)
+
+
+def test_a_format_1_record_stored_before_format_2_still_decodes_exactly() -> None:
+    table, log = _a_short_log()
+    _same_moves(log, decode(table, FORMAT_1_RECORD))
+    assert encode(table, log, format=1) == FORMAT_1_RECORD
+    record = encode(table, log)
+    assert record[0] == codec.FORMAT == 2
+    assert len(record) < len(FORMAT_1_RECORD)
+    _same_moves(log, decode(table, record))
+
+
+@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_games())
+def test_format_2_and_format_1_give_back_every_move_of_any_legal_game_exactly(
+    game: tuple[Table, list[Move]],
+) -> None:
+    table, log = game
+    latest, first = encode(table, log, format=2), encode(table, log, format=1)
+    assert latest[0] == 2 and first[0] != 2
+    _same_moves(log, decode(table, latest))
+    _same_moves(log, decode(table, first))
+
+
+def test_an_unknown_record_format_is_refused() -> None:
+    table, log = _a_short_log()
+    with pytest.raises(ValueError, match="no record format 3"):
+        encode(table, log, format=3)
+    with pytest.raises(codec.NotEncodable):
+        decode(table, bytes([3]) + FORMAT_1_RECORD)
+
+
+@pytest.mark.slow
+def test_a_bots_game_to_100_seals_into_less_than_a_kilobyte(app: tuple[App, str]) -> None:
+    made, _ = app
+    created = table_create(
+        app=made,
+        options={"players": 4, "target_score": 100},
+        bots=dict.fromkeys(range(4), "basic"),
+        clocks=NO_CLOCKS,
+    ).table
+    assert created is not None
+    table = _bots_finish(created.pk)
+    log = list(Move.objects.filter(table=table).order_by("seq"))
+    record, before = encode(table, log), encode(table, log, format=1)
+    print(f"table {table.pk}: {len(log)} moves in {len(record)} bytes (format 1: {len(before)})")
+    assert len(record) < 1024 < len(before)
+    _same_moves(log, decode(table, record))
