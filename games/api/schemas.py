@@ -85,7 +85,10 @@ class RateLimitedOut(F.Serializer):
 
     code = F.ChoiceField(choices=[Code.rate_limited.value])
     detail = F.CharField()
-    limit = F.ChoiceField(choices=["token", "app", "address"], help_text="Which limit was reached")
+    limit = F.ChoiceField(
+        choices=["token", "app", "address", "export"],
+        help_text="Which limit was reached (export: one data export a minute per player)",
+    )
     rate = F.CharField(help_text="The limit, like 600/minute")
     retry_after = F.IntegerField(min_value=1, help_text="Seconds until the window ends")
 

@@ -2065,6 +2065,14 @@ export interface components {
          * @enum {string}
          */
         LegalOutTypeEnum: "pass" | "play" | "moon";
+        /**
+         * @description * `token` - token
+         *     * `app` - app
+         *     * `address` - address
+         *     * `export` - export
+         * @enum {string}
+         */
+        LimitEnum: "token" | "app" | "address" | "export";
         MeOut: {
             /**
              * @description Who the credentials belong to
@@ -2283,25 +2291,19 @@ export interface components {
             /** @description Seconds to wait for people, 0 to 300 (default 20) Default: `20`. */
             wait_seconds?: number;
         };
-        /**
-         * @description * `token` - token
-         *     * `app` - app
-         *     * `address` - address
-         * @enum {string}
-         */
-        RateLimitEnum: "token" | "app" | "address";
         /** @description A 429: over a rate limit (the Retry-After header says the same as `retry_after`). */
         RateLimitedOut: {
             code: components["schemas"]["RateLimitedOutCodeEnum"];
             detail: string;
             /**
-             * @description Which limit was reached
+             * @description Which limit was reached (export: one data export a minute per player)
              *
              *     * `token` - token
              *     * `app` - app
              *     * `address` - address
+             *     * `export` - export
              */
-            limit: components["schemas"]["RateLimitEnum"];
+            limit: components["schemas"]["LimitEnum"];
             /** @description The limit, like 600/minute */
             rate: string;
             /** @description Seconds until the window ends */
