@@ -34,6 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")  # stdout holds the figures, not every request's log line
 
 APPS = 50  # apps sharing the service; their sizes follow 1/rank, so app 0 has about a fifth of it all
 PLAYERS = 200_000  # players over all apps (fewer for a small run: one per five games, at least 1,000)
