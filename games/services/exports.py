@@ -118,18 +118,7 @@ def player_document(player: Player, now: dt.datetime | None = None) -> dict[str,
             for r in Rating.objects.filter(player=player).order_by("family")
         ],
         "rating_history": [
-            {
-                "table": c.table_id,
-                "family": c.family,
-                "seat": c.position,
-                "place": c.place,
-                "mu_before": c.mu_before,
-                "sigma_before": c.sigma_before,
-                "mu_after": c.mu_after,
-                "sigma_after": c.sigma_after,
-                "at": reads.iso(c.created_at),
-            }
-            for c in RatingChange.objects.filter(player=player).order_by("pk")
+            _rating_change(c) for c in RatingChange.objects.filter(player=player).order_by("pk")
         ],
         "invites": [
             {
@@ -156,6 +145,21 @@ def player_document(player: Player, now: dt.datetime | None = None) -> dict[str,
             }
             for d in PushDevice.objects.filter(player=player).order_by("pk")
         ],
+    }
+
+
+def _rating_change(c: RatingChange) -> dict[str, Any]:
+    """One rated game's effect on a player's rating, as both exports (a player's, an app's) write it."""
+    return {
+        "table": c.table_id,
+        "family": c.family,
+        "seat": c.position,
+        "place": c.place,
+        "mu_before": c.mu_before,
+        "sigma_before": c.sigma_before,
+        "mu_after": c.mu_after,
+        "sigma_after": c.sigma_after,
+        "at": reads.iso(c.created_at),
     }
 
 
@@ -403,16 +407,8 @@ def app_lines(app: App) -> Iterator[dict[str, Any]]:
     for c in changes.iterator(chunk_size=500):
         yield {
             "type": "rating_change",
-            "table": c.table_id,
             "player": c.player_id,
-            "family": c.family,
-            "seat": c.position,
-            "place": c.place,
-            "mu_before": c.mu_before,
-            "sigma_before": c.sigma_before,
-            "mu_after": c.mu_after,
-            "sigma_after": c.sigma_after,
-            "at": reads.iso(c.created_at),
+            **_rating_change(c),
         }
     for tour in Tournament.objects.filter(app=app).order_by("pk"):
         yield {
