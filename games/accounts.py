@@ -16,6 +16,7 @@ from django.utils import timezone
 from games import messages
 from games.errors import ServiceError
 from games.models import App, Player, PlayerToken
+from games.prepared import Prepared
 
 APP_PREFIX = "hk_app_"
 PLAYER_PREFIX = "hk_player_"
@@ -169,18 +170,26 @@ def principal_from_header(header: str) -> Principal | None:
     return principal
 
 
+# Every request runs one of these: compiled once (games.prepared).
+_APP_OF_KEY = Prepared(lambda hashed: App.objects.filter(key_hash=hashed).order_by("pk")[:1], [str])
+_TOKEN = Prepared(
+    lambda hashed: (
+        PlayerToken.objects.select_related("player__app")
+        .filter(token_hash=hashed, revoked_at__isnull=True)
+        .order_by("pk")[:1]
+    ),
+    [str],
+)
+
+
 def authenticate(secret: str) -> Principal | None:
     """The principal a presented key or token belongs to, or None."""
     hashed = key_hash(secret)
     if secret.startswith(APP_PREFIX):
-        app = App.objects.filter(key_hash=hashed).first()
+        app = _APP_OF_KEY.first(hashed)
         return Principal(app=app, player=None, credential=hashed[:24]) if app else None
     if secret.startswith(PLAYER_PREFIX):
-        row = (
-            PlayerToken.objects.select_related("player__app")
-            .filter(token_hash=hashed, revoked_at__isnull=True)
-            .first()
-        )
+        row = _TOKEN.first(hashed)
         return Principal(app=row.player.app, player=row.player, credential=hashed[:24]) if row else None
     return None
 

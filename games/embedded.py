@@ -1,27 +1,53 @@
-"""The embedded worker of a one-machine run without Redis: bot moves run in-process after each
-commit (Celery's eager mode), and this thread runs the sweep every second for the turn clocks
-and, every TICK, the paced bot moves that came due (games.infra.jobs.run_due); a second thread
-runs the housekeeping (sealing, archives, expired exports) once a minute, so it never holds up
-a clock."""
+"""The embedded worker of a one-machine run without Redis: the Celery lanes as threads of the
+serving process, so that a request never plays bots inside itself and a thinking bot never holds
+up a turn clock.
+
+Every task the process queues (games.infra.jobs.send) goes to the thread of its lane: `clocks`
+(clock enforcement; it also looks for overdue deadlines every CLOCK_TICK), `people` (bot moves at
+tables where a person sits), `bots` (bot-only tables), `bulk` (tournament set-up, exports), and
+`webhooks`/`push` if a task of theirs is ever queued. Each lane runs its tasks one at a time, in the
+order they come due (a paced bot card waits on its lane's timer, not in a thread), with the same
+semantics as a Celery worker of that queue: the task body is the same, it sees its queue (so a
+bot task plays as many moves as a worker of that lane would, then queues the next), a task for a
+stale version does nothing, a task already waiting on its lane is not queued twice, and a task that
+failed on a database error is tried again with backoff. A fifth thread runs the sweep every second
+as the safety net (lost tasks, correspondence reminders, webhook and push senders, unfinished
+tournament set-ups), and a sixth the housekeeping (sealing, archives, expired exports) once a minute.
+
+The lane threads keep their database connection between tasks (a fresh SQLite connection per move
+costs more than the move); each commit wakes this process's streams at once (notify.listen_here).
+"""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import os
 import sys
 import threading
 import time
+from typing import Any
 
+from celery import current_app
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections, connection
+from django.utils import timezone
 
 from games.infra import jobs
+from games.models import Table
+from games.services import tournaments
 from games.tasks import HOUSEKEEPING_SECONDS, housekeeping, sweep
 from hearts_service.env import env_bool
 
 log = logging.getLogger(__name__)
-TICK = 0.05  # seconds between two looks at the paced bot moves
+CLOCK_TICK = 0.1  # seconds between two looks for overdue turn clocks
+SWEEP_SECONDS = 1.0
+RETRIES = 5  # tries of a task that failed on a database error (then the sweep finds its table)
+LANES = (jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.BOTS_QUEUE, jobs.BULK_QUEUE)
 _started = threading.Event()
+_lanes: dict[str, Lane] = {}
+_lanes_lock = threading.Lock()
 
 
 def wanted() -> bool:
@@ -34,28 +60,138 @@ def wanted() -> bool:
     return "runserver" in sys.argv and (os.environ.get("RUN_MAIN") == "true" or "--noreload" in sys.argv)
 
 
-def start(interval: float = 1.0) -> None:
-    """Start the sweeping thread once per process."""
+def lane_name(queue: str) -> str:
+    """The lane thread a queue's tasks run on: one for all the bot lane's sub-queues."""
+    return jobs.BOTS_QUEUE if queue.startswith(jobs.BOTS_QUEUE) else queue
+
+
+class Lane:
+    """One lane's thread and its tasks, in the order they come due."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.due: list[tuple[float, int, str, tuple[Any, ...], str, int]] = []
+        self.waiting: set[tuple[str, tuple[Any, ...]]] = set()  # queued and not yet started
+        self.ready = threading.Condition()
+        self.order = itertools.count()
+        self.ran = 0
+        self.thread = threading.Thread(target=self.run, name=f"hearts-lane-{name}", daemon=True)
+        self.thread.start()
+
+    def put(self, name: str, args: tuple[Any, ...], queue: str, delay: float, tries: int = 0) -> None:
+        key = (name, args)
+        with self.ready:
+            if key in self.waiting and not tries:
+                return  # the same task waits already: a second one would find its version gone
+            self.waiting.add(key)
+            when = time.monotonic() + delay
+            heapq.heappush(self.due, (when, next(self.order), name, args, queue, tries))
+            self.ready.notify()
+
+    def idle(self) -> bool:
+        with self.ready:
+            return not self.due
+
+    def run(self) -> None:
+        while True:
+            with self.ready:
+                while not self.due or self.due[0][0] > time.monotonic():
+                    self.ready.wait(None if not self.due else self.due[0][0] - time.monotonic())
+                _, _, name, args, queue, tries = heapq.heappop(self.due)
+                self.waiting.discard((name, args))
+            self.execute(name, args, queue, tries)
+
+    def execute(self, name: str, args: tuple[Any, ...], queue: str, tries: int) -> None:
+        """The task body as a worker of `queue` runs it (not eagerly: a bot task plays its lane's
+        share of moves and queues the next, which comes back to this lane)."""
+        task = current_app.tasks[name]
+        task.push_request(args=args, kwargs={}, delivery_info={"routing_key": queue}, is_eager=False)
+        try:
+            task.run(*args)
+        except DatabaseError:
+            connection.close()  # a broken connection is not kept: the next try opens a new one
+            if tries + 1 < RETRIES:
+                self.put(name, args, queue, 0.25 * 2**tries, tries + 1)
+            else:
+                log.exception("embedded %s lane: %s%r failed %d times", self.name, name, args, RETRIES)
+        except Exception:  # one failed task must not stop the lane: the sweep is the safety net
+            log.exception("embedded %s lane: %s%r failed", self.name, name, args)
+        finally:
+            task.pop_request()
+            self.ran += 1
+
+
+def lane(queue: str) -> Lane:
+    """The lane of `queue` (its thread started on first use)."""
+    name = lane_name(queue)
+    found = _lanes.get(name)
+    if found is None:
+        with _lanes_lock:
+            found = _lanes.get(name)
+            if found is None:
+                found = _lanes[name] = Lane(name)
+    return found
+
+
+def hand(name: str, args: tuple[Any, ...], queue: str, delay: float) -> None:
+    """games.infra.jobs's hand-off: the task goes to its lane (never run by the caller)."""
+    lane(queue).put(name, args, queue, delay)
+
+
+def start() -> None:
+    """Start the lanes, the clock check, the sweep and the housekeeping once per process; from now
+    on every task this process queues runs on a lane thread."""
     if _started.is_set():
         return
     _started.set()
-    threading.Thread(target=_loop, args=(interval,), name="hearts-embedded-sweep", daemon=True).start()
+    for queue in LANES:
+        lane(queue)
+    jobs.run_here(hand)
+    threading.Thread(target=_clocks, name="hearts-embedded-clocks", daemon=True).start()
+    threading.Thread(target=_sweeping, name="hearts-embedded-sweep", daemon=True).start()
     threading.Thread(target=_housekeeping, name="hearts-embedded-housekeeping", daemon=True).start()
-    log.info("embedded worker: turn clocks swept every %.1fs, bots play in-process", interval)
+    log.info(
+        "embedded worker: lanes %s in-process, clocks looked at every %.1fs", ", ".join(LANES), CLOCK_TICK
+    )
 
 
-def _loop(interval: float) -> None:
-    next_sweep = time.monotonic() + interval
+def stop() -> None:
+    """Tasks run by Celery again (eager in tests); the threads stay, idle (they are daemons)."""
+    jobs.run_here(None)
+
+
+def overdue_clocks(limit: int = 100) -> list[tuple[int, int]]:
+    """(table, version) of the open tables whose turn clock has run out."""
+    closed = [Table.Status.FINISHED, Table.Status.ABANDONED]
+    due = Table.objects.filter(deadline__lte=timezone.now()).exclude(status__in=closed)
+    return list(due.order_by("deadline").values_list("pk", "version")[:limit])
+
+
+def _clocks() -> None:
+    """Queue a clock task on the clock lane for each overdue deadline, within CLOCK_TICK of it
+    (without Redis nothing else knows when a clock comes due but the sweep, a second apart)."""
+    clocks = lane(jobs.CLOCKS_QUEUE)
     while True:
-        time.sleep(TICK)
+        time.sleep(CLOCK_TICK)
+        if not clocks.idle():
+            continue  # the lane is busy with the last round's
         try:
-            jobs.run_due()
-            if time.monotonic() >= next_sweep:
-                next_sweep += interval
-                sweep(inline=True)
-        except Exception:  # keep sweeping: one failed round must not stop the clocks
+            for table_id, version in overdue_clocks():
+                jobs.enforce_clock_now(table_id, version)
+        except Exception:
+            log.exception("embedded clock check failed")
+            close_old_connections()
+
+
+def _sweeping() -> None:
+    """The safety net, on its own thread: what it acts on inline never holds up a clock."""
+    while True:
+        time.sleep(SWEEP_SECONDS)
+        try:
+            sweep(inline=True)
+            tournaments.resume_set_ups()
+        except Exception:  # keep sweeping: one failed round must not stop the safety net
             log.exception("embedded sweep failed")
-        finally:
             close_old_connections()
 
 

@@ -17,6 +17,7 @@ from games.engine import Options, State, action_from_dict, state_from_dict, view
 from games.errors import ServiceError
 from games.infra import spectators
 from games.models import Hand, Move, Seat, Table, seat_of_player
+from games.prepared import Prepared
 from games.records import log as records
 
 PAGE = 500  # most moves or events answered at once
@@ -281,7 +282,10 @@ def table_for(principal: Principal, table_id: int) -> Table:
 def table_row(table_id: int) -> Table | None:
     """A table by id, in no caller's scope: for the event streams' shared read of a table change,
     whose viewers were each authorized when their stream opened (a table never changes app)."""
-    return Table.objects.filter(pk=table_id).first()
+    return _TABLE_ROW.first(table_id)
+
+
+_TABLE_ROW = Prepared(lambda pk: Table.objects.filter(pk=pk)[:1], [int])
 
 
 def table_versions(table_ids: Iterable[int]) -> dict[int, int]:

@@ -8,7 +8,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from games.engine import Options, duplicate
 from games.errors import ServiceError
@@ -16,12 +16,14 @@ from games.models import App, ScoreRow, Table, Tournament
 
 
 def tournaments_of(app: App) -> QuerySet[Tournament]:
-    return Tournament.objects.filter(app=app).order_by("-pk")
+    return Tournament.objects.filter(app=app).annotate(tables_created=Count("tables")).order_by("-pk")
 
 
 def tournament_of(app: App, tournament_id: int) -> Tournament:
     """The app's tournament; another app's is indistinguishable from none."""
-    found = Tournament.objects.filter(app=app, pk=tournament_id).first()
+    found = (
+        Tournament.objects.filter(app=app, pk=tournament_id).annotate(tables_created=Count("tables")).first()
+    )
     if found is None:
         raise ServiceError("not_found", "no such tournament", kind="not_found")
     return found
@@ -110,19 +112,46 @@ def compute(
     return {"deal_sets_complete": len(sets), "entrants": order}
 
 
+STARTING = "starting"  # a status shown, never stored: running, while its set-up creates its tables
+
+
+def tables_created(tournament: Tournament) -> int:
+    """How many of its tables exist so far (annotated by tournaments_of and tournament_of)."""
+    counted = getattr(tournament, "tables_created", None)
+    return counted if isinstance(counted, int) else tournament.tables.count()
+
+
+def tables_at_start(tournament: Tournament) -> int:
+    """How many tables its set-up creates: all of them when only bots play; with people the
+    first one (each next one opens when the one before finishes)."""
+    bots_only = all(e["player"] is None for e in tournament.entrants)
+    return tournament.tables_total if bots_only else 1
+
+
+def status(tournament: Tournament, created: int | None = None) -> str:
+    """`starting` while the set-up task has not created the tables it starts with
+    (`tables_at_start`), then `running`, then `finished`."""
+    counted = tables_created(tournament) if created is None else created
+    if tournament.status == Tournament.Status.RUNNING and counted < tables_at_start(tournament):
+        return STARTING
+    return str(tournament.status)
+
+
 def body(tournament: Tournament) -> dict[str, Any]:
     """A tournament as its app sees it (the seed only once it is over, or when the app chose it)."""
     shown = tournament.status == Tournament.Status.FINISHED or tournament.seed_given
+    created = tables_created(tournament)
     return {
         "id": tournament.pk,
         "name": tournament.name,
-        "status": str(tournament.status),
+        "status": status(tournament, created),
         "entrants": tournament.entrants,
         "options": tournament.options,
         "clocks": tournament.clocks,
         "deal_sets": tournament.deal_sets,
         "seed": tournament.seed if shown else None,
         "tables_total": tournament.tables_total,
+        "tables_created": created,
         "tables_finished": tournament.tables_finished,
         "created_at": tournament.created_at.isoformat() if tournament.created_at else None,
         "finished_at": tournament.finished_at.isoformat() if tournament.finished_at else None,

@@ -15,7 +15,7 @@ from django.utils import timezone
 import games.records.archive as archive
 from games import push, records, services, webhooks
 from games.errors import ServiceError
-from games.infra import jobs, notify
+from games.infra import jobs, notify, pressure
 from games.models import Table
 from games.services import exports as data_exports
 from games.services.record import has_people
@@ -59,6 +59,8 @@ def play_bots(self: Task, table_id: int, version: int) -> int:
     try:
         queue = str((self.request.delivery_info or {}).get("routing_key") or jobs.PEOPLE_QUEUE)
         eager = self.request.is_eager  # one process: play (and ask brought bots) on to the end
+        if not eager and jobs.lane_kind(queue) == jobs.BOTS_QUEUE:
+            pressure.yield_to_people()  # a bot-only table waits while people's work queues
         limit = None if eager else MOVES_PER_TASK[jobs.lane_kind(queue)]
         out = services.bots_play(table_id=table_id, version=version, limit=limit, asks=None if eager else 1)
     except ServiceError as exc:  # the table is gone (deleted): nothing is owed
@@ -116,6 +118,8 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
     found += webhooks.sweep(inline=inline) + push.sweep(inline=inline)
     if not inline:
         queue_housekeeping()
+        if _first_in("tournament-set-ups", SET_UP_SWEEP_SECONDS):  # a set-up task lost or killed
+            found += services.tournaments.resume_set_ups()
     return found + services.remind_due(now=now)  # correspondence reminders come due (recorded here)
 
 
@@ -158,6 +162,7 @@ def run_export(job_uuid: str) -> str:
 # the sweep: the clocks never wait for it. The embedded run (no Redis) runs it in a thread of its
 # own (games.embedded). The orphan sweep lists the whole archive storage, so it runs once an hour.
 HOUSEKEEPING_SECONDS = 60
+SET_UP_SWEEP_SECONDS = 30  # how often the sweep looks for tournament set-ups left unfinished
 ORPHAN_SWEEP_SECONDS = 3600
 _local_marks: dict[str, float] = {}  # without Redis: this process's last runs, by key
 
@@ -205,3 +210,11 @@ def housekeeping() -> dict[str, int]:
     if any(done.values()):
         log.info("housekeeping: %s", done)
     return done
+
+
+@shared_task(name="games.set_up_tournament", **{**RELIABLE, "soft_time_limit": 300, "time_limit": 360})
+def set_up_tournament(tournament_id: int) -> int:
+    """Create the tables a new tournament lacks (routed to the `bulk` queue; the embedded run's bulk
+    lane). Safe to run twice, or again after a worker died half-way: it creates only the missing
+    ones, a batch to a transaction under the tournament's row lock (games.services.tournaments)."""
+    return services.tournaments.set_up(tournament_id)

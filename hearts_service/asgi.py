@@ -1,8 +1,11 @@
 """ASGI entry point for asynchronous application servers such as uvicorn."""
 
+import asyncio
 import gc
 import os
+import re
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.asgi import get_asgi_application
@@ -19,7 +22,10 @@ sys.setswitchinterval(env_float("GIL_SWITCH_INTERVAL", 0.0005, minimum=0.000001,
 django_application = get_asgi_application()
 POLICY_VIOLATION = 1008  # WebSocket close code: a WebSocket at a path that serves none
 
+from django.conf import settings  # noqa: E402
+
 from games.graphql import socket  # noqa: E402  (imports models: after get_asgi_application set Django up)
+from games.infra import metrics, pressure  # noqa: E402
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -32,7 +38,51 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": POLICY_VIOLATION})
         return
-    await django_application(scope, receive, send)
+    if scope["type"] != "http" or STREAMS.match(scope.get("path", "")):
+        await django_application(scope, receive, send)  # a stream holds no slot: it lasts
+        return
+    limit = _slots()
+    if limit.locked():  # people's requests queue here: the bot lane yields (games.infra.pressure)
+        metrics.web_request_queued()
+        asyncio.get_running_loop().run_in_executor(None, pressure.mark)
+    await limit.acquire()
+    held = True
+
+    def release() -> None:
+        nonlocal held
+        if held:
+            held = False
+            limit.release()
+
+    async def sending(message: Mapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            release()  # the answer is made: sending it (a long download too) holds no slot
+        await send(message)
+
+    try:
+        await django_application(scope, receive, sending)
+    finally:
+        release()
+
+
+# The event streams (async views that last as long as the client follows): every other request is
+# run in a thread of its own by Django and holds one of WEB_MAX_CONCURRENT_REQUESTS slots while it
+# runs. Past capacity, more threads would only share the interpreter lock more thinly (each one
+# slower, and throughput falling as they contend); the others wait their turn in the event loop,
+# in order, and their waiting is the back pressure that makes the bot lane yield. A slot is given
+# back once the answer starts: sending it, a long download too, holds none.
+STREAMS = re.compile(r"^/api/v1/(tables/[^/]+/stream|me/stream)/?$")
+_limits: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def _slots() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    found = _limits.get(loop)
+    if found is None:
+        for old in [old for old in _limits if old.is_closed()]:
+            del _limits[old]
+        found = _limits[loop] = asyncio.Semaphore(settings.WEB_MAX_CONCURRENT_REQUESTS)
+    return found
 
 
 # The cycle collector, tuned for a process holding thousands of open streams: with Python's default

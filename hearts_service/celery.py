@@ -57,6 +57,19 @@ def _exporter(**_: Any) -> None:
         metrics.start_exporter(port)
 
 
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _connections_back(sender: Any = None, **_: Any) -> None:
+    """Before and after each task run by a worker: give the database connection back to the pool
+    (or close it when it is broken or past CONN_MAX_AGE), as Django does at the end of a request.
+    Never for a task run eagerly, inside its caller's transaction (the embedded run, tests)."""
+    request = getattr(sender, "request", None)
+    if request is not None and not getattr(request, "is_eager", False):
+        from django.db import close_old_connections
+
+        close_old_connections()
+
+
 def _connect_task_signals() -> None:
     from hearts_service import observability
 

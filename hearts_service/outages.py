@@ -31,15 +31,16 @@ class DatabaseUnavailable:
     that failed this way was rolled back (it ran in one transaction), so a retry with the same
     Idempotency-Key is safe."""
 
+    # Sync only, like every middleware of the chain: under ASGI, Django then crosses from the event
+    # loop to a thread once per request, at the top of the chain. One middleware able to run async
+    # at the bottom made every one above it down to the first sync-only one run async, and Django
+    # runs each of those (its own MiddlewareMixin ones: sessions, CSRF, auth, messages...) as a hop
+    # to a thread and back for each of their methods: a dozen hops a request (issue 37).
     sync_capable = True
-    async_capable = True
+    async_capable = False
 
     def __init__(self, get_response: Callable[..., object]) -> None:
         self.get_response = get_response
-        from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> object:
         return self.get_response(request)

@@ -257,6 +257,13 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TASK_DEFAULT_QUEUE = "people"
 BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
+# Back pressure (games.infra.pressure, docs/operations.md#lanes): a bot-lane task waits, at
+# most BOTS_YIELD_SECONDS (0: never), while a web process's requests queue for a slot or the people
+# lane holds more than PEOPLE_BACKLOG tasks; a web process runs at most WEB_MAX_CONCURRENT_REQUESTS
+# requests at once (streams apart), the others wait their turn in its event loop.
+BOTS_YIELD_SECONDS = env_float("BOTS_YIELD_SECONDS", 1.0, minimum=0.0, maximum=30.0)
+PEOPLE_BACKLOG = env_int("PEOPLE_BACKLOG", 4, minimum=0)
+WEB_MAX_CONCURRENT_REQUESTS = env_int("WEB_MAX_CONCURRENT_REQUESTS", 8, minimum=1)
 # The delay before each bot card played at a table where a person sits, in milliseconds, unless the
 # table sets its own `bot_pace_ms` (0 to 2000; docs/bots-and-clocks.md#pace): time to follow a trick.
 BOT_PACE_MS = env_int("BOT_PACE_MS", 700, minimum=0, maximum=2000)
@@ -374,6 +381,13 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Celery's Django fixup closes every database connection before and after each task, and with
+# Django's pool in a prefork worker it closes the whole pool: every task then opened two new
+# PostgreSQL connections (a backend forked for each, threads started for the pool), a fifth of a bot
+# task's CPU and more of PostgreSQL's under load (issue 37). This count of tasks (times two) between
+# its closes makes that never; instead each task gives its connection back to the pool when it ends,
+# and a broken one is dropped, as a web request does (hearts_service.celery `_connections_back`).
+CELERY_DB_REUSE_MAX = 1_000_000_000
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -442,7 +456,7 @@ SPECTACULAR_SETTINGS = {
         "DeliveryStatusEnum": "games.webhooks.DELIVERY_STATUSES",
         "TableStatusEnum": "games.reads.TABLE_STATUSES",
         "RateLimitEnum": ["token", "app", "address"],
-        "TournamentStatusEnum": ["running", "finished"],
+        "TournamentStatusEnum": ["starting", "running", "finished"],
         "LegalOutTypeEnum": ["pass", "play", "moon"],  # an action's type: also what a turn owes
         "DeviceKindEnum": "games.push.devices.KINDS",
     },

@@ -26,7 +26,7 @@ from tests.conftest import REPLAYED_TABLES, celery_eager
 # 97 ms with 2,000 subscriptions: bench/HISTORY.md, subscriptions.py).
 WS_FLAG_LINE = "--ws websockets --ws-ping-interval 10 --ws-ping-timeout 5 --ws-per-message-deflate false"
 WS_FLAGS = WS_FLAG_LINE.split()
-GAME_LANES = "clocks,people,bots"  # every lane but webhooks: one worker for the game's tasks
+GAME_LANES = "clocks,people,bots,bulk"  # every lane but webhooks and push: one worker for the game's tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,6 +131,7 @@ def workers(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., subprocess
             jobs.PEOPLE_QUEUE,
             jobs.WEBHOOKS_QUEUE,
             jobs.PUSH_QUEUE,
+            jobs.BULK_QUEUE,
             *jobs.bot_queues(),
         ]:
             conn.default_channel.queue_purge(queue)

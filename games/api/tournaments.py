@@ -30,16 +30,24 @@ class EntrantOut(F.Serializer):
     name = F.CharField()
 
 
+STATUSES = ["starting", "running", "finished"]
+
+
 class TournamentOut(F.Serializer):
     id = F.IntegerField()
     name = F.CharField()
-    status = F.ChoiceField(choices=["running", "finished"])
+    status = F.ChoiceField(
+        choices=STATUSES,
+        help_text="starting: its tables are being created (a creation answers before they exist); "
+        "running once `tables_created` has them all (with people: the first one)",
+    )
     entrants = EntrantOut(many=True)
     options = TableOptionsOut(help_text="The tables' options (each table adds first_hand and hands)")
     clocks = ClocksOut()
     deal_sets = F.IntegerField()
     seed = F.CharField(allow_null=True, help_text="null while running unless the app chose it")
     tables_total = F.IntegerField()
+    tables_created = F.IntegerField(help_text="Its tables created so far (GET /tournaments/{id}/tables)")
     tables_finished = F.IntegerField()
     created_at = F.DateTimeField()
     finished_at = F.DateTimeField(allow_null=True)
@@ -66,7 +74,7 @@ class StandingOut(F.Serializer):
 
 class StandingsOut(F.Serializer):
     tournament = F.IntegerField()
-    status = F.ChoiceField(choices=["running", "finished"])
+    status = F.ChoiceField(choices=STATUSES)
     deal_sets_complete = F.IntegerField(help_text="Deal sets every rotation of which has finished")
     entrants = StandingOut(many=True, help_text="Best first")
 
@@ -93,7 +101,8 @@ def _app(request: Request) -> App:
 
 
 class TournamentsView(APIView):
-    """GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started."""
+    """GET /tournaments: the app's tournaments. POST /tournaments: a new one, answered at once (status
+    `starting`) while a bulk task creates and starts its tables."""
 
     permission_classes = [IsPrincipal]
 
@@ -125,7 +134,9 @@ class StandingsView(APIView):
     @documented(op="getTournamentStandings", tag="tournaments", ok=StandingsOut, errors=_ONE)
     def get(self, request: Request, tournament_id: int) -> Response:
         found = standings.tournament_of(_app(request), tournament_id)
-        return Response({"tournament": found.pk, "status": found.status, **standings.standings(found)})
+        return Response(
+            {"tournament": found.pk, "status": standings.status(found), **standings.standings(found)}
+        )
 
 
 class TournamentTablesView(APIView):

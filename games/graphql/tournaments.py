@@ -22,7 +22,10 @@ if TYPE_CHECKING:  # types only: the queries are in games.standings
     from games.models import Tournament as TournamentModel
 
 TournamentStatus = graphene.Enum(
-    "TournamentStatus", [("running", "running"), ("finished", "finished")], description="A tournament's state"
+    "TournamentStatus",
+    [("starting", "starting"), ("running", "running"), ("finished", "finished")],
+    description="A tournament's state: starting while its tables are being created (a creation answers "
+    "before they exist), running once tablesCreated has them all (with people: the first one)",
 )
 
 
@@ -84,6 +87,7 @@ class Tournament(graphene.ObjectType):
     deal_sets = graphene.Int(required=True)
     seed = graphene.String(description="Null while running unless the app chose it")
     tables_total = graphene.Int(required=True)
+    tables_created = graphene.Int(required=True, description="Its tables created so far")
     tables_finished = graphene.Int(required=True)
     created_at = graphene.String(required=True)
     finished_at = graphene.String()

@@ -19,6 +19,8 @@ at their own table on their turn is never limited.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -54,6 +56,39 @@ log = logging.getLogger(__name__)
 MAX_DEPTH = 12
 MAX_COST = 12_000  # a page of 100 moves with every field of every event type (id and table included) fits
 MAX_ERRORS = 20  # validation errors answered at most
+
+
+class _Checked:
+    """The documents this process has parsed and validated, by query text (most recently used
+    kept): a client sends the same few operations again and again (a bot's `submitAction`, its
+    `table` query), and parsing and validating one cost more than running it (issue 37). What
+    validation finds depends on the document and the schema only (the limits count a variable at
+    its largest allowed value), so a kept result is what checking again would give."""
+
+    SIZE = 512  # documents kept
+    LONGEST = 20_000  # characters: a longer query is checked each time, never kept
+
+    def __init__(self) -> None:
+        self.found: OrderedDict[str, tuple[DocumentNode, list[GraphQLError]]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, query: str) -> tuple[DocumentNode, list[GraphQLError]] | None:
+        with self.lock:
+            found = self.found.get(query)
+            if found is not None:
+                self.found.move_to_end(query)
+            return found
+
+    def put(self, query: str, checked: tuple[DocumentNode, list[GraphQLError]]) -> None:
+        if len(query) > self.LONGEST:
+            return
+        with self.lock:
+            self.found[query] = checked
+            while len(self.found) > self.SIZE:
+                self.found.popitem(last=False)
+
+
+_checked = _Checked()
 _ACTIONS = frozenset({"passCards", "playCard", "chooseMoon", "submitAction"})
 
 
@@ -216,13 +251,18 @@ class HeartsGraphQLView(GraphQLView):
         assert self.schema is not None  # the view is built with the schema (urls.py)
         schema = self.schema.graphql_schema
         limit_root_fields(schema)  # once per schema: a no-op after the first request
-        try:
-            document = parse(query)
-            errors = validate(schema, document, self.validation_rules, max_errors=MAX_ERRORS)
-        except GraphQLSyntaxError as exc:
-            raise Refused(400, "invalid_query", exc.message) from exc
-        except RecursionError as exc:
-            raise Refused(400, "query_too_deep", f"the query is nested deeper than {MAX_DEPTH}") from exc
+        known = _checked.get(query)
+        if known is not None:
+            document, errors = known
+        else:
+            try:
+                document = parse(query)
+                errors = validate(schema, document, self.validation_rules, max_errors=MAX_ERRORS)
+            except GraphQLSyntaxError as exc:
+                raise Refused(400, "invalid_query", exc.message) from exc
+            except RecursionError as exc:
+                raise Refused(400, "query_too_deep", f"the query is nested deeper than {MAX_DEPTH}") from exc
+            _checked.put(query, (document, errors))
         if errors:
             return {"errors": [self.format_error(e) for e in errors]}
         operation = get_operation_ast(document, operation_name)

@@ -2,8 +2,12 @@
 
 The services and webhooks decide *what* work a table needs (a bot move, a turn clock, a webhook
 send); `games.tasks` is the worker adapter that does it and calls the services back. Sending by
-the registered name keeps that one-way: tasks -> services -> jobs, never services -> tasks. In the
-embedded run and the tests (eager mode) `apply_async` runs the task at once, as before.
+the registered name keeps that one-way: tasks -> services -> jobs, never services -> tasks.
+
+Where a task runs: with Redis, on the Celery workers of its queue. In the serving process of the
+embedded run (games.embedded), on that process's lane threads (`run_here`): a request only queues,
+so its answer never waits for a bot, and a clock never waits behind a thinking bot. In the tests
+(eager mode, no embedded worker started) `apply_async` runs the task at once, as before.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import current_app
@@ -21,6 +26,7 @@ ENFORCE_CLOCK = "games.enforce_clock"
 DELIVER_WEBHOOK = "games.deliver_webhook"
 DELIVER_PUSH = "games.deliver_push"
 RUN_EXPORT = "games.run_export"
+SET_UP_TOURNAMENT = "games.set_up_tournament"
 
 # The lanes (docs/operations.md#lanes): each is a queue with workers of its own, so that work a
 # person waits for never waits behind throughput work.
@@ -35,6 +41,28 @@ LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE, BUL
 
 def _task(name: str) -> Any:
     return current_app.tasks[name]  # registered when games.tasks is imported (at Django start)
+
+
+# The embedded worker's hand-off (games.embedded): put(task name, args, queue, delay in seconds).
+Hand = Callable[[str, tuple[Any, ...], str, float], None]
+_here: Hand | None = None
+
+
+def run_here(hand: Hand | None) -> None:
+    """From now on (None: no longer) hand every task to `hand` instead of Celery: the embedded
+    worker's lane threads run them in this process."""
+    global _here
+    _here = hand
+
+
+def send(name: str, args: tuple[Any, ...], *, queue: str, delay: float = 0.0) -> None:
+    """Queue task `name` on `queue`, `delay` seconds from now: to the embedded worker's lanes when
+    it runs in this process, else to Celery (which runs it at once in eager mode: the tests)."""
+    hand = _here
+    if hand is not None:
+        hand(name, args, queue, max(0.0, delay))
+        return
+    _task(name).apply_async(args, queue=queue, countdown=delay if delay > 0 else None)
 
 
 def eager() -> bool:
@@ -64,47 +92,54 @@ def lane_kind(queue: str) -> str:
 def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE, delay: float = 0.0) -> None:
     """The bot moves owed at the table as of `version`, `delay` seconds from now (a paced table).
     With workers the delay is a countdown: the message waits in the worker's memory, not in a
-    process of its pool, so no worker is held idle. In eager mode (the embedded run) a delayed
-    task waits in this process's `_later` until the embedded thread runs it (`run_due`)."""
-    if delay > 0 and eager():
+    process of its pool, so no worker is held idle. The embedded worker keeps it on its lane until
+    it is due. In eager mode without it (tests) a delayed task waits in `_later` until `run_due`."""
+    if delay > 0 and _here is None and eager():
         with _later_lock:
             heapq.heappush(_later, (time.monotonic() + delay, table_id, version, lane))
         return
-    _task(PLAY_BOTS).apply_async((table_id, version), queue=lane, countdown=delay if delay > 0 else None)
+    send(PLAY_BOTS, (table_id, version), queue=lane, delay=delay)
 
 
-_later: list[tuple[float, int, int, str]] = []  # (when, table, version, lane), in eager mode only
+_later: list[tuple[float, int, int, str]] = []  # (when, table, version, lane): eager, no embedded worker
 _later_lock = threading.Lock()
 
 
 def run_due(now: float | None = None) -> int:
-    """Eager mode: run the delayed bot tasks that are due (the embedded thread calls it); how many."""
+    """Eager mode without the embedded worker (tests): run the delayed bot tasks that are due; how many."""
     moment = time.monotonic() if now is None else now
     due = []
     with _later_lock:
         while _later and _later[0][0] <= moment:
             due.append(heapq.heappop(_later))
     for _, table_id, version, lane in due:
-        _task(PLAY_BOTS).apply_async((table_id, version), queue=lane)
+        send(PLAY_BOTS, (table_id, version), queue=lane)
     return len(due)
 
 
-def enforce_clock_now(table_id: int) -> None:
-    """A clock claimed when due (games.infra.clocks): enforced at once on the clock lane."""
-    _task(ENFORCE_CLOCK).apply_async((table_id, None), queue=CLOCKS_QUEUE)
+def enforce_clock_now(table_id: int, version: int | None = None) -> None:
+    """A clock claimed when due (games.infra.clocks, or the embedded worker's clock check):
+    enforced at once on the clock lane (for `version` only, when given)."""
+    send(ENFORCE_CLOCK, (table_id, version), queue=CLOCKS_QUEUE)
 
 
 def deliver_webhook(delivery_id: str, countdown: float | None = None) -> None:
-    _task(DELIVER_WEBHOOK).apply_async((delivery_id,), countdown=countdown or None)
+    send(DELIVER_WEBHOOK, (delivery_id,), queue=WEBHOOKS_QUEUE, delay=countdown or 0.0)
 
 
 def deliver_push(message_id: str, countdown: float | None = None) -> None:
-    _task(DELIVER_PUSH).apply_async((message_id,), countdown=countdown or None)
+    send(DELIVER_PUSH, (message_id,), queue=PUSH_QUEUE, delay=countdown or 0.0)
 
 
 def run_export(job_uuid: str) -> None:
     """A player's export job (games.services.exports), made on the bulk lane."""
-    _task(RUN_EXPORT).apply_async((job_uuid,), queue=BULK_QUEUE)
+    send(RUN_EXPORT, (job_uuid,), queue=BULK_QUEUE)
+
+
+def set_up_tournament(tournament_id: int) -> None:
+    """Create the tables a tournament still lacks (games.services.tournaments.set_up), on the bulk
+    lane: a creation answers at once, however many tables it has."""
+    send(SET_UP_TOURNAMENT, (tournament_id,), queue=BULK_QUEUE)
 
 
 def webhooks_backlog() -> int:

@@ -112,6 +112,19 @@ SUBSCRIPTIONS = Counter(
     ["event"],
 )
 
+BOT_LANE_YIELDS = Counter(
+    "hearts_bot_lane_yields",  # exposed as hearts_bot_lane_yields_total
+    "Bot-lane tasks that waited before playing because people's work was queueing (back pressure)",
+)
+BOT_LANE_YIELD_SECONDS = Counter(
+    "hearts_bot_lane_yield_seconds",  # exposed as hearts_bot_lane_yield_seconds_total
+    "Seconds bot-lane tasks waited for people's work (back pressure)",
+)
+WEB_QUEUED = Counter(
+    "hearts_web_requests_queued",  # exposed as hearts_web_requests_queued_total
+    "Requests that waited for one of the web process's slots (WEB_MAX_CONCURRENT_REQUESTS) before running",
+)
+
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
@@ -144,6 +157,15 @@ def push_lag(provider: str, seconds: float) -> None:
 def brought_bot_move(outcome: str) -> None:
     """A brought bot's move: answered, or fallen back for a reason; counted when the move commits."""
     transaction.on_commit(BROUGHT_BOT_MOVES.labels(outcome).inc)
+
+
+def bot_lane_yielded(seconds: float) -> None:
+    BOT_LANE_YIELDS.inc()
+    BOT_LANE_YIELD_SECONDS.inc(seconds)
+
+
+def web_request_queued() -> None:
+    WEB_QUEUED.inc()
 
 
 def refused(code: str, api: str = "rest") -> None:

@@ -1,4 +1,5 @@
-"""The tournament operation: create a duplicate tournament (docs/tournaments.md), its tables started.
+"""The tournament operation: create a duplicate tournament (docs/tournaments.md); a bulk task creates
+and starts its tables, so the creation answers at once (status `starting`).
 
 Declared once: REST serves it (games/api/tournaments.py) and GraphQL too (games/graphql/tournaments.py).
 App key only. With an Idempotency-Key, a repeat answers the tournament as first created.
@@ -89,7 +90,8 @@ def _create(c: Call) -> services.Outcome | dict[str, Any]:
 
 CREATE_TOURNAMENT = Operation(
     name="createTournament",
-    description="App key: a duplicate tournament, its tables started (docs/tournaments.md). `seed` makes "
+    description="App key: a duplicate tournament, answered at once with status `starting` while a task "
+    "creates and starts its tables (`tablesCreated`), then `running` (docs/tournaments.md). `seed` makes "
     "the deals those of `python -m bots.tournament --seed`. Errors: invalid_input (entrants, deal_sets), "
     "invalid_bot_level, invalid_option, invalid_clock.",
     input=TournamentIn,

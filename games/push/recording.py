@@ -22,6 +22,7 @@ from django.utils import timezone
 from games.engine import GAME_OVER, MOON, PASSING, State
 from games.infra import jobs
 from games.models import PushDevice, PushMessage, Table
+from games.prepared import Prepared
 
 PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
 # Whether a player has a device, per process for CACHE_SECONDS: a move where a person is to act
@@ -30,6 +31,9 @@ PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
 CACHE_SECONDS = 5.0
 _has_devices: dict[int, tuple[float, bool]] = {}
 _cache_lock = threading.Lock()
+
+
+_ONE_DEVICE = Prepared(lambda player: PushDevice.objects.filter(player_id=player).only("pk")[:1], [int])
 
 
 def forget(player_id: int) -> None:
@@ -44,8 +48,11 @@ def _with_devices(player_ids: Iterable[int]) -> list[int]:
     with _cache_lock:
         known = {p: _has_devices[p][1] for p in wanted if p in _has_devices and _has_devices[p][0] > now}
     unknown = [p for p in wanted if p not in known]
-    if unknown:
+    if len(unknown) == 1:  # the common case: the one person to act (compiled once)
+        found = {unknown[0]} if _ONE_DEVICE.first(unknown[0]) is not None else set()
+    elif unknown:
         found = set(PushDevice.objects.filter(player_id__in=unknown).values_list("player_id", flat=True))
+    if unknown:
         with _cache_lock:
             for p in unknown:
                 _has_devices[p] = (now + CACHE_SECONDS, p in found)

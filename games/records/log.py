@@ -28,6 +28,7 @@ from games.engine import (
 )
 from games.engine.deal import pass_direction
 from games.models import Hand, Move, ScoreRow, Table
+from games.prepared import Prepared
 from games.records import codec
 
 _OVER = (Table.Status.FINISHED, Table.Status.ABANDONED)
@@ -125,7 +126,19 @@ def rows(
     hand: int | None = None,
 ) -> QuerySet[Move]:
     """The query of a hot table's moves (by seq): what `moves` runs on a table in play."""
-    query = Move.objects.filter(table_id=table.pk, seq__gt=after)
+    return rows_of(table.pk, after=after, upto=upto, kinds=kinds, hand=hand)
+
+
+def rows_of(
+    table_id: int,
+    *,
+    after: int = 0,
+    upto: int | None = None,
+    kinds: Iterable[str] | None = None,
+    hand: int | None = None,
+) -> QuerySet[Move]:
+    """`rows` by the table's id."""
+    query = Move.objects.filter(table_id=table_id, seq__gt=after)
     if upto is not None:
         query = query.filter(seq__lte=upto)
     if kinds is not None:
@@ -133,6 +146,23 @@ def rows(
     if hand is not None:
         query = query.filter(hand=hand)
     return query.order_by("seq")
+
+
+_windows: dict[tuple[tuple[str, ...], int], Prepared[Move]] = {}
+
+
+def _window(only: tuple[str, ...], limit: int) -> Prepared[Move]:
+    """The query of a hot table's moves after < seq <= upto, at most `limit`, with `only` these
+    fields: what every stream's read of a table change runs, compiled once (games.prepared)."""
+    found = _windows.get((only, limit))
+    if found is None:
+
+        def build(table_id: int, after: int, upto: int) -> QuerySet[Move]:
+            query = rows_of(table_id, after=after, upto=upto)
+            return (query.only(*only) if only else query)[:limit]
+
+        found = _windows.setdefault((only, limit), Prepared(build, [int, int, int]))
+    return found
 
 
 def moves(
@@ -152,10 +182,13 @@ def moves(
     kind_set = None if kinds is None else frozenset(str(k) for k in kinds)
     if upto is not None and upto <= after:
         return []
-    query = rows(table, after=after, upto=upto, kinds=kind_set, hand=hand)
-    if only is not None:
-        query = query.only(*only)
-    found = list(query[:limit] if limit is not None else query)
+    if kind_set is None and hand is None and upto is not None and limit:
+        found = _window(tuple(only or ()), limit)(table.pk, after, upto)  # the streams' read
+    else:
+        query = rows(table, after=after, upto=upto, kinds=kind_set, hand=hand)
+        if only is not None:
+            query = query.only(*only)
+        found = list(query[:limit] if limit is not None else query)
     if not is_over(table):
         return found
     if found and found[0].seq == after + 1 and kind_set is None and hand is None:

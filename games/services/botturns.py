@@ -1,6 +1,10 @@
 """The moves bots owe, built-in levels and the bots apps bring (`ext:<name>`, docs/bots-byo.md).
 
-Built-in bots move inside the table's transaction (games.services.play.advance). A brought bot is
+Built-in bots that decide at once (`random`, `basic`, seats marked away) move inside the table's
+transaction (games.services.play.advance). Those that think (`strong`, `expert`, any level at a table
+with `bot_think_ms`) decide before it, one move at a time, from the table read without a lock,
+and the move is applied only if the table is still at that version: a thinking bot never holds the
+row lock (on SQLite, the embedded run, the whole database's write lock) while it thinks. A brought bot is
 asked over HTTP, and never while a transaction or the table's row lock is held: the task reads
 the table without a lock, asks the bots of the seats to act (together, each within its own
 `timeout_ms`, at most TIMEOUT_LIMITS' 3 seconds), then locks the table and applies the answers
@@ -13,21 +17,24 @@ and the reason, never a card) and the endpoint counts the reason.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
 from bots.strategy import decide
-from games import bot_timing, extbots
+from games import bot_timing, extbots, reads
 from games.engine import EngineError, Event, State, action_from_dict, state_from_dict, view
 from games.infra import jobs, metrics
 from games.models import Move, Table
+from games.services import tournaments
 from games.services.common import UNSCOPED, Outcome, locked
 from games.services.play import TASK_THINKING_MS, advance
 from games.services.record import (
     KIND_OF_ACTION,
     has_people,
     log,
+    plays_itself,
     public,
     queue_tasks,
     schedule,
@@ -64,8 +71,8 @@ def bots_play(
     made, rounds, caused = 0, 0, []
     last: Table | None = None
     more = False
+    table = reads.table_row(table_id)  # no lock: read before asking
     while True:
-        table = Table.objects.filter(pk=table_id).first()  # no lock: read before asking
         if table is None or table.version != version or not table.bot_turn or table.state is None:
             break
         think = bot_timing.think_ms(table)
@@ -83,13 +90,15 @@ def bots_play(
                 break
             answers = extbots.ask(table, state, asking)  # outside any transaction
             rounds += 1
-        out, moved = _step(table_id, version, answers, None if most is None else most - made, paced)
+        decided = None if asking else _decide_unlocked(table, state)
+        out, moved = _step(table_id, version, answers, None if most is None else most - made, paced, decided)
         if out.table is None or not moved:
             break
         last, version, made = out.table, out.table.version, made + moved
         caused += out.events
         if paced:  # the commit queued the next card after the pace
             break
+        table = last  # as this task left it: a change since is refused by _step's version check
     if more and last is not None:
         queue_tasks(
             last.pk, last.version, jobs.lane_of(people=has_people(last.seating), app_id=last.app_id or 0)
@@ -97,12 +106,51 @@ def bots_play(
     return Outcome(last, caused)
 
 
+THINKING = ("strong", "expert")  # levels whose decision takes long enough to be made unlocked
+
+
+def _decide_unlocked(table: Table, state: State) -> Decided | None:
+    """The move of the first seat to act when it is a built-in bot that thinks, decided from this
+    unlocked read (its random stream as the transaction would use it); None for any other seat."""
+    due = [
+        s
+        for s in state.to_act()
+        if plays_itself(table, s) and not extbots.is_external(table.seating[s]["bot"])
+    ]
+    if not due or table.seating[due[0]].get("away"):
+        return None
+    seat, level = due[0], str(table.seating[due[0]]["bot"])
+    think = bot_timing.think_ms(table)
+    if level not in THINKING and think is None:
+        return None
+    shared = tournaments.shared_rng(table)
+    rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
+    with metrics.bot_decision(level):
+        action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))
+    return Decided(seat, action, None if shared is None else tournaments.rng_state(shared))
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A bot's move decided before the transaction, and its table's shared random stream after it."""
+
+    seat: int
+    action: Any
+    rng: list[Any] | None
+
+
 def _step(
-    table_id: int, version: int, answers: dict[int, extbots.Answer], limit: int | None, paced: bool
+    table_id: int,
+    version: int,
+    answers: dict[int, extbots.Answer],
+    limit: int | None,
+    paced: bool,
+    decided: Decided | None = None,
 ) -> tuple[Outcome, int]:
     """One transaction: the brought bots' answers (or their fallbacks), then the built-in bots'
-    moves after them (at a paced table, none after an answered card). The wake-ups go out on
-    commit; the next task is the caller's to queue, but for a paced table's, queued after the pace."""
+    moves after them (at a paced table, none after an answered card); or the one move `decided`
+    before it. The wake-ups go out on commit; the next task is the caller's to queue, but for a
+    paced table's, queued after the pace."""
     with transaction.atomic():
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
@@ -110,6 +158,18 @@ def _step(
         state = state_from_dict(table.state)
         moves: list[Move] = []
         events: list[Event] = []
+        if decided is not None:  # the version is the one it was decided on: the same state
+            before = (state.phase, state.hand_no, len(state.sheet))
+            events = state.push(decided.seat, decided.action)
+            kind = KIND_OF_ACTION[type(decided.action)]
+            log(table, kind, decided.seat, decided.action.to_dict(), events, staged=moves)
+            metrics.action_applied(kind, "bot")
+            store_state(table, state, before)
+            if decided.rng is not None:
+                table.bot_rng = decided.rng
+            write(table, moves)
+            schedule(table, bots=paced)
+            return Outcome(table, events, state=state), 1
         for seat in sorted(answers):
             if seat in state.to_act():
                 events += _answer(table, state, answers[seat], moves)

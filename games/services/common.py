@@ -17,6 +17,7 @@ from games.accounts import Principal
 from games.engine import Event, State
 from games.errors import ServiceError
 from games.models import App, IdempotentRequest, Move, Player, Seat, Table
+from games.prepared import Prepared
 from games.services.record import schedule
 
 # Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away. A turn
@@ -223,16 +224,28 @@ def locked(
 ) -> tuple[Table, list[Seat]]:
     """The table row, locked until the transaction ends, and (when asked) its seats with their
     players. With `player`, a private table they neither sit at nor were named to is not found."""
-    tables = Table.objects.select_for_update(of=("self",)).filter(pk=table_id)
-    if not isinstance(scope, Unscoped):
-        tables = tables.filter(app=scope)
-    table = tables.first()
+    if isinstance(scope, Unscoped):
+        table = _LOCKED.first(table_id)
+    elif scope is None:
+        table = _LOCKED_GUEST.first(table_id)
+    else:
+        table = _LOCKED_IN_APP.first(table_id, scope.pk)
     if table is None or (player is not None and not reads.may_enter(table, player.pk)):
         # another app's table, or a private one, is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
     if not with_seats:
         return table, []
     return table, list(Seat.objects.filter(table=table).select_related("player"))
+
+
+# The table row locked (compiled once: games.prepared), in any app, a guest's, or an app's.
+_LOCKED = Prepared(lambda pk: Table.objects.select_for_update(of=("self",)).filter(pk=pk)[:1], [int])
+_LOCKED_GUEST = Prepared(
+    lambda pk: Table.objects.select_for_update(of=("self",)).filter(pk=pk, app__isnull=True)[:1], [int]
+)
+_LOCKED_IN_APP = Prepared(
+    lambda pk, app: Table.objects.select_for_update(of=("self",)).filter(pk=pk, app_id=app)[:1], [int, int]
+)
 
 
 def check_version(table: Table, expected: int | None) -> None:

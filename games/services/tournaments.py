@@ -1,26 +1,33 @@
-"""Duplicate tournaments: creating one and its tables, the bots' shared random stream at its tables,
-and advancing it as its tables finish (in each finishing transaction, so racing finishes complete
-it exactly once)."""
+"""Duplicate tournaments: creating one and setting up its tables (a bulk task: a creation answers at
+once), the bots' shared random stream at its tables, and advancing it as its tables finish (in each
+finishing transaction, so racing finishes complete it exactly once)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import random
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
+from django.db import transaction
+from django.db.models import Count
 from django.dispatch import receiver
 from django.utils import timezone
 
 from games import standings
 from games.engine import EngineError, Event, Options, duplicate, hand_seed, new_seed
 from games.errors import ServiceError
+from games.infra import jobs
 from games.models import App, Move, Player, Seat, Table, Tournament
 from games.services.common import Idempotency, Outcome, check_level, clocks_from, run
 from games.services.record import game_ended, log, public, schedule, seated, start_if_full
 
-MAX_DEAL_SETS = 200  # tables are deal sets times seats, all created at once when only bots play
+MAX_DEAL_SETS = 200  # tables are deal sets times seats, all started at once when only bots play
 MAX_SEED = 64
+SET_UP_BATCH = 25  # tables created per transaction of a set-up (a short hold of the write lock)
+SET_UP_GRACE = dt.timedelta(seconds=30)  # a set-up unfinished for longer lost its task (resume_set_ups)
 
 
 def tournament_create(
@@ -35,9 +42,10 @@ def tournament_create(
     idempotency: Idempotency | None = None,
 ) -> Outcome:
     """A new tournament of `app` (`Outcome.made`; with an Idempotency-Key seen before, the first
-    answer instead). Only bots: every table is created and started at once, on the bot lane. With
-    people: the tables are played one after the other (each entrant sits at every table), the next
-    one starting when one finishes, on the people's clocks."""
+    answer instead). It answers at once, status `starting`: its tables are created by a task on the
+    bulk lane (`set_up`), then it is `running`. Only bots: every table is created and started, on
+    the bot lane. With people: the tables are played one after the other (each entrant sits at
+    every table), the next one starting when one finishes, on the people's clocks."""
     try:
         opts = Options.from_dict(options or {})
     except EngineError as exc:
@@ -75,12 +83,8 @@ def tournament_create(
             seed_given=seed is not None,
             tables_total=deal_sets * opts.players,
         )
-        if _bots_only(tournament):
-            for rotation in range(opts.players):
-                for deal_set in range(deal_sets):
-                    _open_table(tournament, deal_set, rotation)
-        else:
-            _open_table(tournament, 0, 0)
+        tournament.tables_created = 0  # type: ignore[attr-defined]  # standings.body shows it
+        transaction.on_commit(partial(jobs.set_up_tournament, tournament.pk))
         return Outcome(None, made=tournament)
 
     return run(act, idempotency)
@@ -122,6 +126,51 @@ def _entrants(app: App, raw: Sequence[Mapping[str, Any]], players: int) -> list[
 
 def _bots_only(tournament: Tournament) -> bool:
     return all(e["player"] is None for e in tournament.entrants)
+
+
+def _order(tournament: Tournament) -> list[tuple[int, int]]:
+    """(deal set, rotation) of its tables in the order they are created: rotation by rotation."""
+    players = Options.from_dict(tournament.options).players
+    return [(d, r) for r in range(players) for d in range(tournament.deal_sets)][
+        : standings.tables_at_start(tournament)
+    ]
+
+
+def set_up(tournament_id: int, batch: int = SET_UP_BATCH) -> int:
+    """Create and start the tables the tournament lacks, `batch` to a transaction (each under the
+    tournament's row lock, so two deliveries of the task never create a table twice, and a worker
+    killed half-way leaves whole batches: the task run again, or `resume_set_ups`, creates the
+    rest). Returns how many it created. Each table's bot moves are queued on its commit."""
+    made = 0
+    while True:
+        with transaction.atomic():
+            tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+            if tournament is None or tournament.status != Tournament.Status.RUNNING:
+                return made
+            have = set(tournament.tables.values_list("deal_set", "rotation"))
+            missing = [pair for pair in _order(tournament) if pair not in have]
+            for deal_set, rotation in missing[:batch]:
+                _open_table(tournament, deal_set, rotation)
+            made += min(len(missing), batch)
+        if len(missing) <= batch:
+            return made
+
+
+def unfinished_set_ups(grace: dt.timedelta = SET_UP_GRACE) -> list[int]:
+    """Running tournaments created over `grace` ago that still lack tables of their set-up."""
+    old = Tournament.objects.filter(
+        status=Tournament.Status.RUNNING, created_at__lte=timezone.now() - grace
+    ).annotate(tables_created=Count("tables"))
+    return [t.pk for t in old if standings.status(t) == standings.STARTING]
+
+
+def resume_set_ups() -> int:
+    """The sweep's share (the safety net for a set-up task lost or killed mid-way): queue the
+    set-up of each tournament still lacking tables SET_UP_GRACE after its creation; how many."""
+    found = unfinished_set_ups()
+    for tournament_id in found:
+        jobs.set_up_tournament(tournament_id)
+    return len(found)
 
 
 def deal_set_seed(tournament: Tournament, deal_set: int) -> str:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from games import reads
 from games.infra import jobs
 from games.models import Move, Table, WebhookDelivery, WebhookEndpoint
+from games.prepared import Prepared
 from games.webhooks.base import (
     BODY_TYPE,
     HIDDEN_EVENT_TYPES,
@@ -98,6 +99,14 @@ def record_app_event(app_id: int | None, body_type: str, data: dict[str, Any]) -
     return len(rows)
 
 
+_ACTIVE = Prepared(
+    lambda app: (
+        WebhookEndpoint.objects.filter(app_id=app, active=True).only("pk", "event_types").order_by("pk")
+    ),
+    [int],
+)
+
+
 def _endpoints(table: Table) -> list[WebhookEndpoint]:
     """The active endpoints of the table's app (none for a guest's table): one query per table per
     transaction, not per move."""
@@ -105,9 +114,7 @@ def _endpoints(table: Table) -> list[WebhookEndpoint]:
         return []
     cache = table.__dict__
     if "_webhook_endpoints" not in cache:
-        cache["_webhook_endpoints"] = list(
-            WebhookEndpoint.objects.filter(app_id=table.app_id, active=True).only("pk", "event_types")
-        )
+        cache["_webhook_endpoints"] = _ACTIVE(table.app_id)
     endpoints: list[WebhookEndpoint] = cache["_webhook_endpoints"]
     return endpoints
 

@@ -12,7 +12,7 @@ import pytest
 from games import services
 from games.errors import ServiceError
 from games.models import Move, Table
-from games.services import play
+from games.services import botturns, play
 from tests.api.test_api import client, guest
 from tests.graphql.test_graphql import gql, ok
 
@@ -112,6 +112,7 @@ def test_the_bots_are_given_the_tables_thinking_time(monkeypatch: pytest.MonkeyP
         return real(view, level, rng, think_ms=think_ms)
 
     monkeypatch.setattr(play, "decide", spying)
+    monkeypatch.setattr(botturns, "decide", spying)  # where a thinking bot decides, before the lock
     timed = services.table_create(
         options={"target_score": 50}, bots={0: "strong", 1: "basic", 2: "strong", 3: "basic"}, bot_think_ms=15
     )

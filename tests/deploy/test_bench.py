@@ -36,6 +36,13 @@ FIGURES = {
         "basic_minus_random_mu",
     ],
     "vs_openspiel.py": ["openspiel_installed"],
+    "embedded.py": [
+        "sdk_game_rest_sse_s",
+        "sdk_game_socket_s",
+        "sdk_game_async_s",
+        "create_four_strong_bots_answer_ms",
+        "create_four_strong_bots_vs_bare_ratio",
+    ],
 }
 SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_ROUNDS": "1",
@@ -84,6 +91,14 @@ def test_every_benchmark_has_a_smoke_run() -> None:
 def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
     figures = run(bench)
     assert all(value >= 0 for value in figures.values())
+
+
+def test_the_embedded_benchmark_plays_whole_games_on_its_own_make_run_server() -> None:
+    """One game per client kind on a server it starts itself (SQLite in a temporary directory): the
+    table of four strong bots is answered before any of them moved (version 5: the start)."""
+    figures = run("embedded.py")
+    assert figures["games_per_kind"] == 1 and figures["four_strong_bots_version_at_answer"] == 5
+    assert all(value > 0 for value in figures.values())
 
 
 @pytest.mark.needs_postgres

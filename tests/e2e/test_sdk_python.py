@@ -674,7 +674,8 @@ def test_a_bot_tournament_through_the_sdk_on_the_bot_lane_equals_the_command(
     web: Callable[..., str], workers: Callable[..., object]
 ) -> None:
     """An app runs a bot-only tournament on real workers (its tables' moves split over several
-    tasks each): the standings give exactly the gap and interval of `python -m bots.tournament`."""
+    tasks each): the standings give exactly the gap and interval of `python -m bots.tournament`.
+    The bulk lane's worker creates its tables (the creation answers `starting` before they exist)."""
     base = web()
     workers()
     _, key = app_create(name="measure")

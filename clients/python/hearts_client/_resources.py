@@ -620,8 +620,10 @@ class Tournaments(Resource[M]):
         name: str = "",
         idempotency_key: str | None = None,
     ) -> Call[Tournament]:
-        """App key: a duplicate tournament, its tables started. `entrants` are {"player": id} or
-        {"bot": level}; `seed` makes the deals those of `python -m bots.tournament --seed`."""
+        """App key: a duplicate tournament, answered at once with status `starting` while a task
+        creates and starts its tables (`tables_created`), then `running`. `entrants` are
+        {"player": id} or {"bot": level}; `seed` makes the deals those of
+        `python -m bots.tournament --seed`."""
         body = {"entrants": entrants, "deal_sets": deal_sets, "name": name}
         body |= _given(options=options, clocks=clocks, seed=seed)
         return _write("tournaments", body, key=idempotency_key)

@@ -226,7 +226,8 @@ class GameExport(TypedDict):
     winners: list[int]
 
 
-TournamentStatus = Literal["running", "finished"]
+# starting: its tables are being created (a creation answers before they exist), then running
+TournamentStatus = Literal["starting", "running", "finished"]
 
 
 class Entrant(TypedDict):
@@ -249,6 +250,7 @@ class Tournament(TypedDict):
     deal_sets: int
     seed: str | None  # None while running, unless the app chose it
     tables_total: int
+    tables_created: int  # so far: all of them (with people: the first) once it is running
     tables_finished: int
     created_at: str
     finished_at: str | None

@@ -719,7 +719,7 @@ export class Ratings {
 export class Tournaments {
   constructor(private readonly c: HeartsClient) {}
 
-  /** App key: a duplicate tournament, its tables started; a `seed` makes the deals those of `python -m bots.tournament --seed`. */
+  /** App key: a duplicate tournament, answered at once with status `starting` while a task creates and starts its tables (`tables_created`), then `running`; a `seed` makes the deals those of `python -m bots.tournament --seed`. */
   create(
     spec: {
       entrants: Entrant[];

@@ -971,10 +971,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, its tables started. */
+        /**
+         * @description GET /tournaments: the app's tournaments. POST /tournaments: a new one, answered at once (status
+         *     `starting`) while a bulk task creates and starts its tables.
+         */
         get: operations["listTournaments"];
         put?: never;
-        /** @description App key: a duplicate tournament, its tables started (docs/tournaments.md). `seed` makes the deals those of `python -m bots.tournament --seed`. Errors: invalid_input (entrants, deal_sets), invalid_bot_level, invalid_option, invalid_clock. */
+        /** @description App key: a duplicate tournament, answered at once with status `starting` while a task creates and starts its tables (`tablesCreated`), then `running` (docs/tournaments.md). `seed` makes the deals those of `python -m bots.tournament --seed`. Errors: invalid_input (entrants, deal_sets), invalid_bot_level, invalid_option, invalid_clock. */
         post: operations["createTournament"];
         delete?: never;
         options?: never;
@@ -2712,6 +2715,13 @@ export interface components {
         TournamentOut: {
             id: number;
             name: string;
+            /**
+             * @description starting: its tables are being created (a creation answers before they exist); running once `tables_created` has them all (with people: the first one)
+             *
+             *     * `starting` - starting
+             *     * `running` - running
+             *     * `finished` - finished
+             */
             status: components["schemas"]["TournamentStatusEnum"];
             entrants: components["schemas"]["EntrantOut"][];
             /** @description The tables' options (each table adds first_hand and hands) */
@@ -2721,6 +2731,8 @@ export interface components {
             /** @description null while running unless the app chose it */
             seed: string | null;
             tables_total: number;
+            /** @description Its tables created so far (GET /tournaments/{id}/tables) */
+            tables_created: number;
             tables_finished: number;
             /** Format: date-time */
             created_at: string;
@@ -2728,11 +2740,12 @@ export interface components {
             finished_at: string | null;
         };
         /**
-         * @description * `running` - running
+         * @description * `starting` - starting
+         *     * `running` - running
          *     * `finished` - finished
          * @enum {string}
          */
-        TournamentStatusEnum: "running" | "finished";
+        TournamentStatusEnum: "starting" | "running" | "finished";
         TournamentTableOut: {
             id: number;
             deal_set: number;
