@@ -29,6 +29,7 @@ import contextlib
 import datetime as dt
 import glob
 import json
+import math
 import os
 import random
 import secrets
@@ -38,9 +39,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +98,7 @@ class Stack:
     redis_port: int = field(default_factory=_free_port)
     web_port: int = field(default_factory=_free_port)
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    sessions: dict[int, str] = field(default_factory=dict)  # session id -> name, restarted ones too
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -170,6 +173,7 @@ class Stack:
         self.procs[name] = subprocess.Popen(
             cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
+        self.sessions[self.procs[name].pid] = name
 
     def start_redis(self) -> None:
         self._start(
@@ -213,6 +217,7 @@ class Stack:
             start_new_session=True,
         )
         self.procs["webpush"] = proc
+        self.sessions[proc.pid] = "webpush"
         assert proc.stdout is not None
         port = proc.stdout.readline().strip()  # printed once it listens
         if not port.isdigit():
@@ -284,6 +289,298 @@ class Stack:
             shutil.rmtree(self.pg_data, ignore_errors=True)
 
 
+# Where the CPU goes (issue 37): each process of the stack by kind, the client too.
+CPU_KINDS = ["web", *(lane[0] for lane in LANES), "beat", "postgres", "redis", "webpush", "client"]
+SAMPLE_SECONDS = 0.5  # how often CpuMeter reads /proc: a process that dies loses at most this much
+
+
+def _stat(pid: int) -> tuple[int, int, int, int] | None:
+    """(session id, start time in clock ticks after boot, utime + stime in ticks, parent pid) of a
+    live process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(b")") + 2 :].split()  # after the command name, which may hold spaces
+    return int(fields[3]), int(fields[19]), int(fields[11]) + int(fields[12]), int(fields[1])
+
+
+class CpuMeter:
+    """The CPU seconds each kind of process used (CPU_KINDS), read from /proc every SAMPLE_SECONDS in a
+    thread of the client. A process belongs to a kind by its session: each of the stack's processes
+    is started in a session of its own (Stack._start), which its children share (Celery's prefork
+    children, uvicorn's workers, every PostgreSQL backend, the checkpointer), and a restarted one
+    (the faults) starts another, recorded in Stack.sessions. Per process (pid and start time), the
+    deltas of utime + stime are summed, so a process that dies or starts in a window counts for what
+    it used while alive in it (less, for one that dies, its last SAMPLE_SECONDS at most). `extra`
+    names more processes (py-spy's, under `profiler`, apart from the total)."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.hz = os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime") as fh:
+            self.born = float(fh.read().split()[0]) * self.hz  # ticks after boot: older processes
+        self.kind: dict[int, tuple[int, str | None, int]] = {}  # pid -> start, kind (None: not ours), checks
+        self.last: dict[tuple[int, int], int] = {}  # (pid, start) -> ticks seen last
+        self.totals: Counter[str] = Counter()  # ticks
+        self.live: Counter[str] = Counter()  # processes of each kind at the last sample
+        self.extra: dict[int, str] = {}
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.own_seconds = 0.0  # this thread's CPU (part of the client's)
+        self.thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
+
+    def start(self) -> CpuMeter:
+        self.sample()
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _loop(self) -> None:
+        while not self.stopped.wait(SAMPLE_SECONDS):
+            start = time.thread_time()
+            self.sample()
+            self.own_seconds += time.thread_time() - start
+
+    def _kind_of(self, pid: int, session: int, parent: int) -> str | None:
+        if pid == os.getpid():
+            return "client"
+        known = self.kind.get(parent)  # PostgreSQL's backends each make a session of their own
+        return self.extra.get(pid) or self.stack.sessions.get(session) or (known[1] if known else None)
+
+    def sample(self) -> None:
+        with self.lock:
+            known_pids = set(self.kind)
+            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+            live: Counter[str] = Counter()
+            for pid in pids:
+                known = self.kind.get(pid)
+                # A process is not ours when first seen; looked at again while young, since a child
+                # of Popen(start_new_session=True) sits in the parent's session until its setsid.
+                if known is None or (known[1] is None and known[2] < 3 and known[0] > self.born):
+                    got = _stat(pid)
+                    if got is None:
+                        continue
+                    session, started, _, parent = got
+                    checks = 0 if known is None else known[2] + 1
+                    known = self.kind[pid] = (started, self._kind_of(pid, session, parent), checks)
+                started, kind, _ = known
+                if kind is None:
+                    continue
+                got = _stat(pid)
+                if got is None or got[1] != started:
+                    continue
+                key = (pid, started)
+                before = self.last.get(key, 0 if started > self.born else got[2])
+                self.totals[kind] += got[2] - before
+                self.last[key] = got[2]
+                live[kind] += 1
+            for pid in known_pids - set(pids):  # gone: forget them (a pid can come back)
+                started = self.kind.pop(pid)[0]
+                self.last.pop((pid, started), None)
+            self.live = live
+
+    def snapshot(self) -> tuple[float, dict[str, float]]:
+        """Now (monotonic) and the CPU seconds of each kind so far."""
+        self.sample()
+        with self.lock:
+            used = {k: v / self.hz for k, v in self.totals.items()}
+            return time.monotonic(), {**used, "client_of_which_cpu_meter": self.own_seconds}
+
+
+def print_cpu(
+    prefix: str,
+    meter: CpuMeter,
+    start: tuple[float, dict[str, float]],
+    end: tuple[float, dict[str, float]],
+    actions: int,
+) -> None:
+    """`<prefix>cpu_ms_per_action_<kind>` for the window from `start` to `end` (CpuMeter.snapshot),
+    their total (the profiler apart) and the cores busy (CPU seconds over wall seconds)."""
+    wall = end[0] - start[0]
+    used = {k: end[1].get(k, 0.0) - start[1].get(k, 0.0) for k in {*end[1], *start[1]}}
+    per = 1000 / max(actions, 1)
+    total = sum(v for k, v in used.items() if k in CPU_KINDS)  # not the profiler, nor the meter twice
+    print(f"{prefix}actions_measured: {actions}")
+    for kind in [*CPU_KINDS, *sorted(set(used) - set(CPU_KINDS))]:
+        print(f"{prefix}cpu_ms_per_action_{kind}: {used.get(kind, 0.0) * per:.2f}")
+    print(f"{prefix}cpu_ms_per_action_total: {total * per:.2f}")
+    print(f"{prefix}cores_busy: {total / wall:.2f}")
+    print(f"{prefix}processes: {', '.join(f'{k} {n}' for k, n in sorted(meter.live.items()))}")
+
+
+PROFILED = ["web", "people", "bots"]  # py-spy on these kinds' worker processes (--profile)
+PY_SPY = Path(sys.executable).parent / "py-spy"
+
+
+class Profiler:
+    """py-spy on the web workers (uvicorn's children), the people and bots lanes' prefork children
+    (where their tasks run) and the client itself, for one measured window: `record --gil
+    --nonblocking -r 100 -f raw`, a file per process in `out` (`<kind>-<pid>.txt`). Only samples
+    holding the GIL are kept, so time a thread spends waiting (or in C code that released it) is
+    not in the shares. py-spy's own CPU
+    goes to the CpuMeter as `profiler` (apart from the total): it runs on the same two cores."""
+
+    def __init__(self, stack: Stack, meter: CpuMeter, out: Path, seconds: float) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        self.out, self.procs = out, []
+        for kind in [*PROFILED, "client"]:
+            if kind == "client":
+                found = [str(os.getpid())]
+            else:
+                parent = str(stack.procs[kind].pid)
+                found = subprocess.run(["pgrep", "-P", parent], capture_output=True, text=True).stdout.split()
+            for pid in found:
+                raw = ["record", "--gil", "--nonblocking", "-r", "100", "-f", "raw", "-p", pid]
+                spy = [str(PY_SPY), *raw, "-d", str(math.ceil(seconds)), "-o", str(out / f"{kind}-{pid}.txt")]
+                log = open(out / f"{kind}-{pid}.log", "wb")  # noqa: SIM115 (closed with the process)
+                proc = subprocess.Popen(spy, stdout=log, stderr=subprocess.STDOUT)
+                meter.extra[proc.pid] = "profiler"
+                self.procs.append(proc)
+
+    def wait(self, stop: bool = False) -> None:
+        """Until each py-spy has written its file: at the end of its duration, or now (`stop`)."""
+        for proc in self.procs:
+            if stop and proc.poll() is None:
+                proc.send_signal(signal.SIGINT)  # py-spy writes what it has on SIGINT
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGINT)
+                proc.wait(30)
+
+
+# Folding a sample's stack into a component. A frame is `function (file:line)`, the file relative to
+# its sys.path entry. Walking from the innermost frame outwards, the first frame whose file matches a
+# prefix below names the work (files matching none, the standard library's helpers, are skipped);
+# for frames of the project's own code, the request or task they serve decides (_component).
+WORK = [
+    (
+        (
+            "json/",
+            "rest_framework/renderers.py",
+            "rest_framework/parsers.py",
+            "rest_framework/utils/encoders.py",
+            "django/core/serializers/json.py",
+            "hearts_service/jsonbody.py",
+        ),
+        "json",
+    ),
+    (
+        ("psycopg/", "psycopg_pool/", "django/db/backends/utils.py", "django/db/backends/base/base.py"),
+        "sql_execute",
+    ),
+    (("django/db/backends/postgresql/base.py",), "sql_execute"),
+    (("django/db/",), "orm"),  # the queryset, its SQL compiled, the rows made models
+    (("redis/",), "redis"),
+    (("kombu/", "celery/", "billiard/", "amqp/", "vine/", "hearts_service/celery.py"), "celery"),
+    (("prometheus_client/", "games/infra/metrics.py"), "metrics"),
+    (("graphql/", "graphene/", "graphene_django/", "games/graphql/"), "graphql"),
+    (("games/live/", "games/api/streams.py"), "fanout"),
+    (("bots/",), "bots"),
+    (("games/engine/",), "engine"),
+    (("uvicorn/", "h11/", "httptools/"), "server"),
+    (("httpx/", "httpcore/", "anyio/"), "httpx"),  # the client's HTTP
+    (
+        (
+            *("django/core/", "django/middleware/", "django/contrib/", "django/http/", "django/urls/"),
+            *("django/views/", "django/template/", "rest_framework/", "corsheaders/", "asgiref/sync.py"),
+            *("asgiref/current_thread_executor.py", "hearts_service/", "games/api/auth.py"),
+        ),
+        "django_drf",  # the request's way through Django and DRF: middleware, auth, the async hops
+    ),
+    (("games/",), "app"),
+]
+# Only when no frame matches WORK: the event loop and the threads' hand-offs.
+SERVER = ("asyncio/", "concurrent/", "selectors.py", "threading.py", "queue.py")
+CONNECT = ("connect", "_connect", "get_new_connection", "_configure_connection", "init_connection_state")
+
+
+def _frames(stack: str) -> list[tuple[str, str]]:
+    """(function, file) of each frame, outermost first."""
+    out = []
+    for frame in stack.split(";"):
+        func, _, where = frame.rpartition(" (")
+        out.append((func, where.rsplit(":", 1)[0]))
+    return out
+
+
+def _component(kind: str, frames: list[tuple[str, str]]) -> str:
+    """The component a sample of a `kind` process is counted under (README: CPU per action by
+    component). Connection setup (psycopg's connect, Django's _configure_connection, the pool's) is
+    `db_connect` wherever it happens; Redis under kombu is Celery sending a task (`celery_send` in a
+    task, `celery` outside one)."""
+    files = [file for _, file in frames]
+    if any(
+        func.rsplit(".", 1)[-1] in CONNECT and file.startswith(("psycopg", "django/db/"))
+        for func, file in frames
+    ):
+        return "db_connect"
+    work = next(
+        (name for file in reversed(files) for prefixes, name in WORK if file.startswith(prefixes)), ""
+    )
+    work = work or ("server" if any(file.startswith(SERVER) for file in files) else "other")
+    in_task = any(file.startswith(("games/", "bots/")) for file in files)
+    if work in ("redis", "celery") and any(
+        file.startswith(("kombu/", "celery/app/amqp.py")) for file in files
+    ):
+        work = "celery_send" if in_task else "celery"
+    if kind != "web":
+        return work
+    if work in ("app", "engine", "bots"):  # the project's code: by the request it serves
+        return _request(frames)
+    return work
+
+
+def _request(frames: list[tuple[str, str]]) -> str:
+    """The request a web sample serves, whatever the work: the whole of each kind of request."""
+    files = [file for _, file in frames]
+    if any(f.startswith(("games/live/", "games/api/streams.py")) for f in files):
+        return "fanout"
+    if any(f.startswith(("graphql/", "graphene", "games/graphql/")) for f in files):
+        return "graphql"
+    if any(func == "ActionsView.post" for func, _ in frames):
+        return "rest_action"
+    if any(f.startswith("games/api/") for f in files):
+        return "rest_other"
+    if any(f.startswith(("django/", "rest_framework/", "asgiref/", "hearts_service/")) for f in files):
+        return "django_drf"
+    return "server"
+
+
+def fold(out: Path) -> dict[str, Counter[str]]:
+    """The samples of every raw file in `out`, per kind of process, counted by component (and, for
+    the web, by request as `request_<kind>`)."""
+    shares: dict[str, Counter[str]] = {}
+    for path in sorted(out.glob("*.txt")):
+        kind = path.name.split("-", 1)[0]
+        counts = shares.setdefault(kind, Counter())
+        for line in path.read_text().splitlines():
+            stack, _, n = line.rpartition(" ")
+            if not stack or not n.isdigit():
+                continue
+            frames = _frames(stack)
+            counts[_component(kind, frames)] += int(n)
+            if kind == "web":
+                counts["request_" + _request(frames)] += int(n)
+    return shares
+
+
+def print_profile(prefix: str, out: Path) -> None:
+    """`<prefix>profile_<process>_<component>_share` from the raw files in `out`."""
+    for kind, counts in fold(out).items():
+        samples = sum(n for c, n in counts.items() if not c.startswith("request_"))
+        print(f"{prefix}profile_{kind}_samples: {samples}")
+        for component, n in sorted(
+            counts.items(), key=lambda item: (item[0].startswith("request_"), -item[1])
+        ):
+            print(f"{prefix}profile_{kind}_{component}_share: {n / max(samples, 1):.3f}")
+
+
 @dataclass
 class Figures:
     play_ms: list[float] = field(default_factory=list)
@@ -336,7 +633,11 @@ class WebPushControl:
 
     async def wait_turn(self, endpoint: str, after: int, timeout: float) -> int:
         """The subscription's turn pushes so far, once there are more than `after` (or `timeout` s)."""
-        params = {"path": urlsplit(endpoint).path, "after": after, "timeout": timeout}
+        params: dict[str, str | int | float] = {
+            "path": urlsplit(endpoint).path,
+            "after": after,
+            "timeout": timeout,
+        }
         r = await self.http.get("/control/wait", params=params)
         r.raise_for_status()
         return int(r.json()["turns"])
@@ -384,12 +685,10 @@ async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: flo
                     return
                 if r.status_code != 200:
                     raise httpx.HTTPError(f"stream answered {r.status_code}")
-                async for line in r.aiter_lines():
-                    if not line:
-                        continue
+                async for line in _lines(r):
                     if opened is None:
                         opened = time.time()
-                    event = httpx.Response(200, content=line).json()
+                    event = json.loads(line)
                     if event["type"] == "keepalive":
                         continue
                     last = event["id"]
@@ -405,6 +704,19 @@ async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: flo
                 p.live.append((opened, time.time()))
         f.reconnects += 1
         await asyncio.sleep(0.5)
+
+
+async def _lines(r: httpx.Response) -> AsyncIterator[bytes]:
+    """The non-empty lines of an NDJSON body, as bytes: no text decoding or line splitting of
+    httpx's (the client shares the two cores with the stack, so its cost is kept small)."""
+    rest = b""
+    async for chunk in r.aiter_raw():
+        *lines, rest = (rest + chunk).split(b"\n")
+        for line in lines:
+            if line:
+                yield line
+    if rest:
+        yield rest
 
 
 async def _act(
@@ -479,6 +791,10 @@ async def faults(
         stack.start_postgres()
         f.db_down = (down, time.perf_counter())
 
+    def replace_people_worker() -> None:
+        stack.kill("people")
+        stack.start_worker(*LANES[1])
+
     def restart_redis() -> None:
         stack.kill("redis")
         stack.start_redis()
@@ -487,10 +803,7 @@ async def faults(
             redis_back()
 
     steps = [
-        (
-            "people lane worker killed (SIGKILL), replaced",
-            lambda: (stack.kill("people"), stack.start_worker(*LANES[1])),
-        ),
+        ("people lane worker killed (SIGKILL), replaced", replace_people_worker),
         ("redis restarted (its queue and pub/sub lost)", restart_redis),
         ("one uvicorn worker killed (SIGKILL)", stack.kill_web_worker),
         ("postgres restarted (fast shutdown, down 5 s)", restart_postgres),
@@ -618,7 +931,13 @@ def _client(stack: Stack, connections: int) -> httpx.AsyncClient:
 
 
 async def run(
-    stack: Stack, tables: int, duration: float, with_faults: bool, correspondence: int
+    stack: Stack,
+    tables: int,
+    duration: float,
+    with_faults: bool,
+    correspondence: int,
+    meter: CpuMeter,
+    profile: str | None = None,
 ) -> tuple[Figures, list[int], list[Person], list[Person], float]:
     f = Figures()
     app_auth = {"Authorization": f"Bearer {stack.app_key()}"}
@@ -627,6 +946,9 @@ async def run(
         ids, persons = await create_tables(client, app_auth, f, tables // 2, tables - tables // 2, "")
         corr = await create_correspondence(client, app_auth, f, correspondence)
         await register_devices(client, fake, persons + corr, f)
+        before = await asyncio.to_thread(_actions, ids)
+        first = await asyncio.to_thread(meter.snapshot)
+        spy = Profiler(stack, meter, Path(profile), duration) if profile else None
         t0 = time.monotonic()
         f.started = time.time()
         stop = asyncio.Event()
@@ -638,16 +960,40 @@ async def run(
             await faults(stack, f, at, t0, lambda: correspondence_due_now(stack, corr_ids, f))
         await _until_done(ids, t0 + duration)
         elapsed = time.monotonic() - t0
+        last = await asyncio.to_thread(meter.snapshot)
+        actions = await asyncio.to_thread(_actions, ids) - before
         stop.set()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if spy is not None:
+            await asyncio.to_thread(spy.wait, True)
+    print_cpu("", meter, first, last, actions)
+    if profile:
+        print_profile("", Path(profile))
     return f, ids, persons, corr, elapsed
 
 
+@dataclass
+class Step:
+    """One capacity step's measured window: the person's plays, the actions of every table in it,
+    the CPU by kind of process (CpuMeter.snapshot at both ends), how many bot-only tables finished."""
+
+    people: int
+    f: Figures
+    actions: int
+    elapsed: float
+    cpu: tuple[tuple[float, dict[str, float]], tuple[float, dict[str, float]]]
+    flood_finished: int
+
+    @property
+    def rate(self) -> float:
+        return self.actions / self.elapsed
+
+
 async def capacity_step(
-    stack: Stack, people: int, flood: int, seconds: float
-) -> tuple[Figures, float, float]:
+    stack: Stack, people: int, flood: int, seconds: float, meter: CpuMeter, profile: Path | None
+) -> Step:
     """`people` person tables (nobody absent) beside `flood` bot-only tables for `seconds`:
     the person's play latencies, and the actions per second of the whole machine."""
     f = Figures()
@@ -659,16 +1005,22 @@ async def capacity_step(
         await asyncio.sleep(WARM_UP)  # connections opened, code paths warm: then measure
         f.play_ms.clear()
         f.play_spans.clear()
+        spy = Profiler(stack, meter, profile, seconds) if profile else None
         before = await asyncio.to_thread(_actions, ids)
+        first = await asyncio.to_thread(meter.snapshot)
         t0 = time.monotonic()
         await asyncio.sleep(max(0.0, t0 + seconds - time.monotonic()))
         elapsed = time.monotonic() - t0
+        last = await asyncio.to_thread(meter.snapshot)
+        actions = await asyncio.to_thread(_actions, ids) - before
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        actions = await asyncio.to_thread(_actions, ids) - before
+        if spy is not None:
+            await asyncio.to_thread(spy.wait)
+    flood_finished = await asyncio.to_thread(_finished, ids[people:])
     await asyncio.to_thread(_abandon, ids)  # the next step starts on a quiet machine
-    return f, actions / elapsed, elapsed
+    return Step(people, f, actions, elapsed, (first, last), flood_finished)
 
 
 def _actions(ids: list[int]) -> int:
@@ -695,7 +1047,7 @@ async def _until_done(ids: list[int], deadline: float) -> None:
             connections.close_all()
             return len(ids)
 
-    while time.monotonic() < deadline and await asyncio.to_thread(open_tables):
+    while time.monotonic() < deadline and await asyncio.to_thread(open_tables) > 0:
         await asyncio.sleep(1)
 
 
@@ -793,12 +1145,12 @@ def _print_client(f: Figures) -> None:
     print(f"refusals: {sum(f.refusals.values())} {dict(sorted(f.refusals.items()))}")
 
 
-def load(args: argparse.Namespace, stack: Stack) -> bool:
+def load(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
     duration = args.duration or max(90.0, args.tables * 1.5)
     stack.start_webpush()
     with_faults = not args.no_faults
     f, ids, persons, corr, elapsed = asyncio.run(
-        run(stack, args.tables, duration, with_faults, args.correspondence)
+        run(stack, args.tables, duration, with_faults, args.correspondence, meter, args.profile)
     )
     people_ids = [p.table for p in persons]
     result = verify(ids)
@@ -987,24 +1339,53 @@ def _finished(ids: list[int]) -> int:
     return Table.objects.filter(pk__in=ids, status="finished").count()
 
 
-def capacity(args: argparse.Namespace, stack: Stack) -> bool:
-    """Person tables 25, 50, 100, ... beside a flood of bot-only tables, each step for
-    --step-seconds, until a person's play p99 passes --p99-ms."""
+def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int, prefix: str = "") -> int:
+    """Person tables 10, 20, 40, ... beside `flood` bot-only tables, each step for --step-seconds,
+    until a person's play p99 passes --p99-ms, and one step past that first failing one (the
+    overload; twice the tables that held is the failing step itself). Prints each step's figures,
+    its CPU by kind of process and (--profile) its profile; answers the person tables that held."""
     cores = os.cpu_count() or 1
-    held, held_rate, people = 0, 0.0, args.start
-    while people <= args.max_people:
-        f, rate, _ = asyncio.run(capacity_step(stack, people, args.flood, args.step_seconds))
-        p99 = _pct(f.play_ms, 0.99)
-        print(f"step_{people}_people_play_p99_ms: {p99:.1f}")
-        print(f"step_{people}_people_actions_per_second: {rate:.1f}")
-        if not p99 <= args.p99_ms:
-            break
-        held, held_rate = people, rate
+    steps: list[Step] = []
+    held, people, failed = 0, args.start, 0
+    while people <= args.max_people and failed < 2:
+        profile = Path(args.profile) / f"{prefix}step_{people}" if args.profile else None
+        step = asyncio.run(capacity_step(stack, people, flood, args.step_seconds, meter, profile))
+        steps.append(step)
+        p99 = _pct(step.f.play_ms, 0.99)
+        name = f"{prefix}step_{people}_"
+        print(f"{name}people_play_p99_ms: {p99:.1f}")
+        print(f"{name}people_actions_per_second: {step.rate:.1f}")
+        if flood:
+            print(f"{name}bot_only_tables_finished: {step.flood_finished} of {flood}")
+        print_cpu(name, meter, *step.cpu, step.actions)
+        if profile is not None:
+            print_profile(name, profile)
+        sys.stdout.flush()
+        if p99 <= args.p99_ms and not failed:
+            held = people
+        else:
+            failed += 1
         people *= 2
-    print(f"capacity_bot_only_tables_beside: {args.flood}")
-    print(f"capacity_person_tables: {held}")
-    print(f"capacity_actions_per_second_per_core: {held_rate / cores:.1f}")
-    return held > 0
+    rates = {s.people: s.rate for s in steps}
+    peak = max(rates.values(), default=float("nan"))
+    print(f"{prefix}capacity_bot_only_tables_beside: {flood}")
+    print(f"{prefix}capacity_person_tables: {held}")
+    print(f"{prefix}capacity_actions_per_second_per_core: {rates.get(held, float('nan')) / cores:.1f}")
+    twice = rates.get(2 * held, float("nan"))
+    print(f"{prefix}capacity_twice_tables_actions_per_second: {twice:.1f}")
+    print(f"{prefix}capacity_peak_actions_per_second: {peak:.1f}")
+    print(f"{prefix}capacity_twice_to_peak_ratio: {twice / peak:.2f}")
+    return held
+
+
+def compare_flood(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
+    """The capacity search without the flood (its figures prefixed `no_flood_`), then with
+    --flood bot-only tables beside each step: how many person tables the flood costs."""
+    alone = capacity(args, stack, meter, 0, "no_flood_")
+    flooded = capacity(args, stack, meter, args.flood)
+    ratio = flooded / alone if alone else float("nan")
+    print(f"capacity_person_tables_flood_to_no_flood_ratio: {ratio:.2f}")
+    return flooded > 0
 
 
 def serve_webpush() -> int:
@@ -1096,11 +1477,20 @@ def main() -> int:
     parser.add_argument("--max-people", type=int, default=1600, help="capacity: stop after this many")
     parser.add_argument("--step-seconds", type=float, default=60)
     parser.add_argument("--p99-ms", type=float, default=250)
+    parser.add_argument(
+        "--compare-flood", action="store_true", help="capacity: search without the flood first, then with it"
+    )
+    parser.add_argument("--profile", metavar="DIR", help="py-spy the web, people and bots workers into DIR")
+    parser.add_argument("--fold", metavar="DIR", help="only print the shares of the raw profiles in DIR")
     parser.add_argument("--logs", help="keep the processes' logs in this directory")
     parser.add_argument("--serve-webpush", action="store_true", help=argparse.SUPPRESS)  # Stack.start_webpush
     args = parser.parse_args()
     if args.serve_webpush:
         return serve_webpush()
+    if args.fold:
+        for out in sorted({path.parent for path in Path(args.fold).rglob("*.txt")}):
+            print_profile(f"{out.relative_to(args.fold)}_".replace("._", "").replace("/", "_"), out)
+        return 0
     ABSENT_SHARE[0], POCKET_SHARE[0] = args.absent, args.pocket
     with tempfile.TemporaryDirectory() as tmp:
         if args.logs:
@@ -1108,7 +1498,16 @@ def main() -> int:
         stack = Stack(Path(args.logs or tmp))
         try:
             _setup(stack)
-            ok = capacity(args, stack) if args.capacity else load(args, stack)
+            meter = CpuMeter(stack).start()
+            if args.capacity:
+                ok = (
+                    compare_flood(args, stack, meter)
+                    if args.compare_flood
+                    else bool(capacity(args, stack, meter, args.flood))
+                )
+            else:
+                ok = load(args, stack, meter)
+            meter.stop()
         finally:
             from django.db import connections
 
