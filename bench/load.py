@@ -118,6 +118,9 @@ class Stack:
             "BOT_PACE_MS": os.environ.get("BOT_PACE_MS", "0"),
             "PUSH_GRACE_SECONDS": PUSH_GRACE,
             "WEBHOOK_ALLOW_PRIVATE_HOSTS": "true",  # the Web Push service listens on 127.0.0.1
+            # The one app key creates every table and player (hundreds a minute in the larger
+            # capacity steps): its own limit (600 a minute) would refuse them, as it should a real app.
+            "RATE_LIMIT_TOKEN": "100000/minute",
         }
         self.webpush_url = ""
 
@@ -696,6 +699,8 @@ async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: flo
                         return
                     if event["type"] != "your_turn":
                         continue
+                    if THINK_MS[0] > 0:  # a person thinks before acting (capacity steps)
+                        await asyncio.sleep(rng.uniform(0.5, 1.5) * THINK_MS[0] / 1000)
                     await _act(client, p, event["legal_actions"], event["version"], rng, f)
         except (httpx.HTTPError, ValueError):
             pass
@@ -834,16 +839,23 @@ def correspondence_due_now(stack: Stack, ids: list[int], f: Figures) -> None:
 
 
 async def create_tables(
-    client: httpx.AsyncClient, app_auth: dict[str, str], f: Figures, people: int, bots: int, tag: str
+    client: httpx.AsyncClient,
+    app_auth: dict[str, str],
+    f: Figures,
+    people: int,
+    bots: int,
+    tag: str,
+    target: int = 50,
 ) -> tuple[list[int], list[Person]]:
-    """`people` tables with one person and three bots, `bots` tables of bots only. Absent people at
-    random (ABSENT_SHARE); of the others, every 1/POCKET_SHARE-th has no stream (`pocket`)."""
+    """`people` tables with one person and three bots, `bots` tables of bots only, playing to
+    `target` points. Absent people at random (ABSENT_SHARE); of the others, every 1/POCKET_SHARE-th
+    has no stream (`pocket`)."""
     ids, persons = [], []
     present = 0
     for i in range(people + bots):
         human = i < people
         body = {
-            "options": {"target_score": 50},
+            "options": {"target_score": target},
             "bots": {str(s): "basic" for s in range(1 if human else 0, 4)},
             "clocks": {"pass": 10, "play": 5, "moon": 5},
         }
@@ -886,7 +898,19 @@ async def create_correspondence(
 
 
 ABSENT_SHARE = [0.1]
+# How long a streaming person thinks before each action, on average (uniform from half to one and a
+# half times this), in milliseconds: `--think-ms` of a capacity step. Acting at once, every person
+# table is a closed loop that takes all the machine gives it, so every step saturates the machine
+# and its play p99 says how contended a saturated machine is rather than how many tables it holds;
+# with people thinking, each table asks for a bounded number of actions a second, and capacity is
+# the number of tables whose play p99 holds (issue 37).
+THINK_MS = [0.0]
 POCKET_SHARE = [0.5]  # of the people who act: no stream, they learn of their turn by push (and polling)
+# A capacity step's games go to this many points, so that no table finishes within the step: with
+# games to 50 (about three hands, a few seconds each when nobody waits) most tables had finished
+# long before the step ended, and the step measured how many games there were, not how many
+# actions the machine could serve (issue 37).
+CAPACITY_TARGET = 10_000
 WARM_UP = 10.0  # seconds of each capacity step not measured (and the push lag also printed without)
 
 
@@ -992,15 +1016,25 @@ class Step:
 
 
 async def capacity_step(
-    stack: Stack, people: int, flood: int, seconds: float, meter: CpuMeter, profile: Path | None
+    stack: Stack,
+    people: int,
+    flood: int,
+    seconds: float,
+    meter: CpuMeter,
+    profile: Path | None,
+    think_ms: float = 0.0,
 ) -> Step:
-    """`people` person tables (nobody absent) beside `flood` bot-only tables for `seconds`:
-    the person's play latencies, and the actions per second of the whole machine."""
+    """`people` person tables (nobody absent, each person thinking about `think_ms` before each
+    action) beside `flood` bot-only tables for `seconds`: the person's play latencies, and the
+    actions per second of the whole machine."""
     f = Figures()
     app_auth = {"Authorization": f"Bearer {stack.app_key()}"}
     async with _client(stack, people) as client:
         ABSENT_SHARE[0], POCKET_SHARE[0] = 0.0, 0.0  # everyone follows the stream, no devices
-        ids, persons = await create_tables(client, app_auth, f, people, flood, f"cap{people}-")
+        THINK_MS[0] = think_ms
+        ids, persons = await create_tables(
+            client, app_auth, f, people, flood, f"cap{people}-", target=CAPACITY_TARGET
+        )
         tasks = await seat_people(client, persons, f, time.monotonic() + WARM_UP + seconds, None)
         await asyncio.sleep(WARM_UP)  # connections opened, code paths warm: then measure
         f.play_ms.clear()
@@ -1349,7 +1383,9 @@ def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int
     held, people, failed = 0, args.start, 0
     while people <= args.max_people and failed < 2:
         profile = Path(args.profile) / f"{prefix}step_{people}" if args.profile else None
-        step = asyncio.run(capacity_step(stack, people, flood, args.step_seconds, meter, profile))
+        step = asyncio.run(
+            capacity_step(stack, people, flood, args.step_seconds, meter, profile, args.think_ms)
+        )
         steps.append(step)
         p99 = _pct(step.f.play_ms, 0.99)
         name = f"{prefix}step_{people}_"
@@ -1477,6 +1513,9 @@ def main() -> int:
     parser.add_argument("--max-people", type=int, default=1600, help="capacity: stop after this many")
     parser.add_argument("--step-seconds", type=float, default=60)
     parser.add_argument("--p99-ms", type=float, default=250)
+    parser.add_argument(
+        "--think-ms", type=float, default=1000, help="capacity: a person's mean thinking time before acting"
+    )
     parser.add_argument(
         "--compare-flood", action="store_true", help="capacity: search without the flood first, then with it"
     )

@@ -203,7 +203,9 @@ async def next_batch(
 # -- events -------------------------------------------------------------------------------
 
 
-Item = tuple[str, dict[str, Any]] | None  # an event and its id, or None: idle (time for a keep-alive)
+# An event and its id, or None: nothing more to send for now (yielded before every wait; a framer
+# sends the events it holds then, and a keep-alive when it has been quiet long enough).
+Item = tuple[str, dict[str, Any]] | None
 
 
 async def table_events(
@@ -258,6 +260,7 @@ async def table_events(
                     turn_sent = batch.turn_key
                 if batch.over:
                     return
+            yield None  # nothing more for now: the framer sends what it holds at once
             await follow.wait(idle())
             yield None  # the framer sends a keep-alive if it has been quiet long enough
 
@@ -357,6 +360,7 @@ async def player_events(
             if more:
                 own = True
                 continue
+            yield None  # nothing more for now: the framer sends what it holds at once
             await follow.wait(idle())
             yield None  # the framer sends a keep-alive if it has been quiet long enough
 
