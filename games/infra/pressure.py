@@ -8,7 +8,8 @@ waiting, each checked in one Redis round trip:
 - the people lane's queue holds more than PEOPLE_BACKLOG tasks waiting for a worker.
 A task of the bot lane (bot-only tables) checks them before it plays (`yield_to_people`) and, while
 either holds, waits in steps of STEP seconds, for at most BOTS_YIELD_SECONDS in all, then plays
-anyway: a flood of bot tables slows down while people wait, and never stops. Without Redis (the
+anyway: a flood of bot tables slows down while people wait, and never stops (games.tasks yields
+only for a table that moved within BOT_GRACE, so each still moves every few seconds). Without Redis (the
 embedded run) there is no pressure to read, and nothing waits.
 """
 
