@@ -621,8 +621,7 @@ def figure(name: str, value: float, digits: int = 2) -> None:
 
 
 def setup_actors(app: App, rng: random.Random) -> Actors:
-    key = accounts.new_secret(accounts.APP_PREFIX)
-    App.objects.filter(pk=app.pk).update(key_hash=key[1])
+    secret = accounts.key_create(app, name="growth", scopes=[accounts.Scope.admin])[1]
     tokens = []
     for i in range(4):
         player, token = accounts.player_create(app=app, name=f"regular{i}")
@@ -642,7 +641,7 @@ def setup_actors(app: App, rng: random.Random) -> Actors:
         for seated in (token, tokens[0]):
             joined = client(seated).post(f"/api/v1/tables/{made.json()['id']}/join", {}, format="json")
             assert joined.status_code == 200, joined.content
-    return Actors(key[0], tokens, [], [], rng)
+    return Actors(secret, tokens, [], [], rng)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -657,7 +656,7 @@ def run(args: argparse.Namespace) -> None:
         "(random bots, 4 players, to 100) with fresh ids, apps, players and times",
         flush=True,
     )
-    App.objects.bulk_create([App(name=f"app {i}", key_hash=f"growth-{os.getpid()}-{i}") for i in range(APPS)])
+    App.objects.bulk_create([App(name=f"app {i}") for i in range(APPS)])
     apps = list(App.objects.order_by("pk").values_list("pk", flat=True))
     big = App.objects.get(pk=apps[0])
 

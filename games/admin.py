@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.db.models import QuerySet
+from django.db import transaction
+from django.db.models import Model, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
 import games.records.archive as archives
-from games import accounts
+from games import accounts, audit, quotas
 from games.models import (
+    ApiKey,
     App,
+    AppQuota,
+    AuditEntry,
     Hand,
     IdempotentRequest,
     Move,
@@ -29,10 +33,52 @@ from games.models import (
 )
 from games.services import exports
 
+M = TypeVar("M", bound=Model)
+
+
+class AuditedAdmin(admin.ModelAdmin[M]):
+    """A model whose admin saves and deletions go into the audit trail (games/audit.py): the
+    admin user, the request id and the changed fields before and after (secrets hidden)."""
+
+    def _record(self, request: HttpRequest, verb: str, obj: M, before: dict[str, Any] | None) -> None:
+        after = audit.snapshot(obj) if verb != "delete" else None
+        app_id = obj.pk if isinstance(obj, App) else getattr(obj, "app_id", None)
+        audit.append(
+            app_id=app_id,
+            actor_kind="admin",
+            actor=request.user.get_username() if request.user.is_authenticated else "admin",
+            action=f"admin.{verb}",
+            target=f"{obj._meta.model_name}:{obj.pk}",
+            changes=audit.diff(before, after),
+        )
+
+    def _before(self, obj: M) -> dict[str, Any] | None:
+        return audit.snapshot(type(obj)._default_manager.filter(pk=obj.pk).first()) if obj.pk else None
+
+    def save_model(self, request: HttpRequest, obj: M, form: Any, change: bool) -> None:
+        with transaction.atomic():
+            before = self._before(obj) if change else None
+            super().save_model(request, obj, form, change)
+            self._record(request, "change" if change else "add", obj, before)
+
+    def delete_model(self, request: HttpRequest, obj: M) -> None:
+        with transaction.atomic():
+            before, pk = self._before(obj), obj.pk
+            super().delete_model(request, obj)
+            obj.pk = pk  # the row is gone; the audit row names it
+            self._record(request, "delete", obj, before)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[M]) -> None:
+        with transaction.atomic():
+            for obj in queryset:
+                self._record(request, "delete", obj, self._before(obj))
+            super().delete_queryset(request, queryset)
+
 
 @admin.register(App)
-class AppAdmin(admin.ModelAdmin[App]):
-    """Adding an app here issues its API key: shown once in the confirmation message, stored hashed."""
+class AppAdmin(AuditedAdmin[App]):
+    """Adding an app here issues its first API key (every scope): shown once in the confirmation
+    message, stored hashed. Its keys are listed, and revoked, under API keys."""
 
     list_display = ("id", "name", "created_at")
     fields = ("name",)
@@ -40,8 +86,8 @@ class AppAdmin(admin.ModelAdmin[App]):
 
     def save_model(self, request: HttpRequest, obj: App, form: ModelForm[App], change: bool) -> None:
         if not change:
-            key, obj.key_hash = accounts.new_secret(accounts.APP_PREFIX)
             super().save_model(request, obj, form, change)
+            key = accounts.key_create(obj, name="first key", scopes=[accounts.Scope.admin])[1]
             messages.warning(request, f"API key for {obj.name} (shown only now, copy it): {key}")
             return
         super().save_model(request, obj, form, change)
@@ -84,6 +130,37 @@ class AppAdmin(admin.ModelAdmin[App]):
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/games/app/delete_app_data.html", context)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(AuditedAdmin[ApiKey]):
+    """Keys are issued through the API (or with the app, above); here they can be seen (prefix and
+    hash only, never the key) and revoked."""
+
+    list_display = ("id", "app", "name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix")
+    readonly_fields = (
+        "app",
+        "name",
+        "prefix",
+        "key_hash",
+        "scopes",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+        "replaced_by",
+    )
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        n = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"{n} keys revoked")
 
 
 @admin.register(PlayerToken)
@@ -176,7 +253,7 @@ class MoveAdmin(admin.ModelAdmin[Move]):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin[WebhookEndpoint]):
+class WebhookEndpointAdmin(AuditedAdmin[WebhookEndpoint]):
     """Endpoints are registered through the API (which shows the secret once); here they can be
     seen and disabled. The secret's salt is not shown."""
 
@@ -200,4 +277,32 @@ class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
+        return False
+
+
+@admin.register(AppQuota)
+class AppQuotaAdmin(AuditedAdmin[AppQuota]):
+    """An app's own quotas (games/quotas.py): a field left empty keeps the setting's default."""
+
+    list_display = ("app", *quotas.QUOTAS, "updated_at")
+    fields = ("app", *quotas.QUOTAS)
+    search_fields = ("app__name",)
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin[AuditEntry]):
+    """The audit trail, read-only: rows are only appended (games/audit.py); `manage.py
+    check_audit_chain` checks that none was changed or deleted."""
+
+    list_display = ("id", "at", "app_id", "actor_kind", "actor", "action", "target", "request_id")
+    list_filter = ("actor_kind", "action")
+    search_fields = ("actor", "target", "request_id")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
         return False

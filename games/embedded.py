@@ -38,6 +38,7 @@ from games.infra import jobs
 from games.models import Table
 from games.services import tournaments
 from games.tasks import HOUSEKEEPING_SECONDS, housekeeping, sweep
+from hearts_service import tracing
 from hearts_service.env import env_bool
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,8 @@ class Lane:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.due: list[tuple[float, int, str, tuple[Any, ...], str, int]] = []
+        # (when, order, task, args, queue, tries, the trace that queued it: tracing.capture)
+        self.due: list[tuple[float, int, str, tuple[Any, ...], str, int, Any]] = []
         self.waiting: set[tuple[str, tuple[Any, ...]]] = set()  # queued and not yet started
         self.ready = threading.Condition()
         self.order = itertools.count()
@@ -80,12 +82,13 @@ class Lane:
 
     def put(self, name: str, args: tuple[Any, ...], queue: str, delay: float, tries: int = 0) -> None:
         key = (name, args)
+        origin = tracing.capture()  # the request or task queueing it: its trace goes on here
         with self.ready:
             if key in self.waiting and not tries:
                 return  # the same task waits already: a second one would find its version gone
             self.waiting.add(key)
             when = time.monotonic() + delay
-            heapq.heappush(self.due, (when, next(self.order), name, args, queue, tries))
+            heapq.heappush(self.due, (when, next(self.order), name, args, queue, tries, origin))
             self.ready.notify()
 
     def idle(self) -> bool:
@@ -97,9 +100,10 @@ class Lane:
             with self.ready:
                 while not self.due or self.due[0][0] > time.monotonic():
                     self.ready.wait(None if not self.due else self.due[0][0] - time.monotonic())
-                _, _, name, args, queue, tries = heapq.heappop(self.due)
+                _, _, name, args, queue, tries, origin = heapq.heappop(self.due)
                 self.waiting.discard((name, args))
-            self.execute(name, args, queue, tries)
+            with tracing.task_span(name, queue, origin):
+                self.execute(name, args, queue, tries)
 
     def execute(self, name: str, args: tuple[Any, ...], queue: str, tries: int) -> None:
         """The task body as a worker of `queue` runs it (not eagerly: a bot task plays its lane's

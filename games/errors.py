@@ -21,18 +21,22 @@ class Kind(StrEnum):
 
     MALFORMED = "malformed"  # the request itself is wrong: 400
     AUTH = "auth"  # no or bad credentials: 401
+    FORBIDDEN = "forbidden"  # good credentials that may not do this (a key without a scope): 403
     NOT_FOUND = "not_found"  # nothing the caller may see: 404
     CONFLICT = "conflict"  # the table moved on (a version, a key reused): 409
     RULES = "rules"  # well-formed but not allowed now: 422
+    QUOTA = "quota"  # over one of the app's quotas (games.quotas): 429
     UNAVAILABLE = "unavailable"  # the service cannot answer now (its database is down): 503
 
 
 STATUS: dict[Kind, int] = {
     Kind.MALFORMED: 400,
     Kind.AUTH: 401,
+    Kind.FORBIDDEN: 403,
     Kind.NOT_FOUND: 404,
     Kind.CONFLICT: 409,
     Kind.RULES: 422,
+    Kind.QUOTA: 429,
     Kind.UNAVAILABLE: 503,
 }
 
@@ -76,6 +80,7 @@ class Code(StrEnum):
     invalid_wait = "invalid_wait"
     invite_invalid = "invite_invalid"
     invite_expired = "invite_expired"
+    too_many_invites = "too_many_invites"
     table_not_open = "table_not_open"
     table_closed = "table_closed"
     not_started = "not_started"
@@ -84,6 +89,13 @@ class Code(StrEnum):
     player_token_required = "player_token_required"
     app_key_required = "app_key_required"
     not_a_player_token = "not_a_player_token"
+    # -- API keys and player tokens (docs/keys.md) --
+    missing_scope = "missing_scope"
+    key_expired = "key_expired"
+    key_revoked = "key_revoked"
+    token_expired = "token_expired"
+    too_many_keys = "too_many_keys"
+    key_not_live = "key_not_live"
     invalid_language = "invalid_language"
     # -- webhooks --
     invalid_url = "invalid_url"
@@ -92,6 +104,7 @@ class Code(StrEnum):
     webhook_disabled = "webhook_disabled"
     # -- bots that apps bring --
     bot_name_taken = "bot_name_taken"
+    too_many_bots = "too_many_bots"
     # -- push notifications: devices and the apps' provider credentials --
     invalid_device = "invalid_device"
     device_kind_not_allowed = "device_kind_not_allowed"
@@ -110,6 +123,7 @@ class Code(StrEnum):
     authentication_failed = "authentication_failed"
     permission_denied = "permission_denied"
     rate_limited = "rate_limited"
+    quota_exceeded = "quota_exceeded"
     malformed_request = "malformed_request"
     invalid_input = "invalid_input"
     request_too_large = "request_too_large"

@@ -89,6 +89,10 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "invalid_wait": (_("wait_seconds is a whole number from 0 to 300"),),
     "invite_invalid": (_("this invite code is unknown, revoked or used up"),),
     "invite_expired": (_("this invite code has expired"),),
+    "too_many_invites": (
+        _("the table has %(limit)s usable invite codes, as many as it may have: revoke one first"),
+        _("the table has as many usable invite codes as it may have: revoke one first"),
+    ),
     "invalid_language": (
         _("unknown language: use one of %(known)s, or an empty string"),
         _("unknown language"),
@@ -100,6 +104,10 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "webhook_disabled": (_("the webhook is disabled: enable it first"),),
     # -- bots that apps bring --
     "bot_name_taken": (_("the app already has a bot of this name"),),
+    "too_many_bots": (
+        _("the app has %(limit)s bots, as many as it may have: delete one first"),
+        _("the app has as many bots as it may have: delete one first"),
+    ),
     # -- push notifications --
     "invalid_device": (
         _("the device's %(field)s is not valid"),
@@ -119,6 +127,13 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "invalid_last_event_id": (_("not an event id of this stream"),),
     "ticket_invalid": (_("this stream ticket cannot open this stream"),),
     "ticket_expired": (_("this stream ticket has expired: ask for a new one"),),
+    # -- API keys and player tokens --
+    "missing_scope": (_("this API key lacks the scope %(scope)s"), _("this API key lacks a scope it needs")),
+    "key_expired": (_("this API key has expired: use its replacement"),),
+    "key_revoked": (_("this API key was revoked"),),
+    "token_expired": (_("this token has expired: ask for a new one"),),
+    "key_not_live": (_("only a live key rotates: this one is %(reason)s"), _("only a live key rotates")),
+    "too_many_keys": (_("too many live API keys: at most %(limit)s"), _("too many live API keys")),
     # -- GraphQL over WebSocket --
     "too_many_sockets": (_("too many open sockets: at most %(limit)s"), _("too many open sockets")),
     "too_many_subscriptions": (
@@ -132,6 +147,10 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "rate_limited": (
         _("too many requests: retry after %(retry_after)s s"),
         _("too many requests: retry later"),
+    ),
+    "quota_exceeded": (
+        _("quota %(quota)s reached: at most %(limit)s"),
+        _("one of this app's quotas is full"),
     ),
     "malformed_request": (_("the request is malformed"),),
     "invalid_input": (_("the field %(field)s is not valid"), _("the request body is not valid")),

@@ -8,11 +8,9 @@ from django.db import models
 
 
 class App(models.Model):
-    """An integrating application. Its API key is shown once and stored only as a SHA-256 hash
-    (the key is 256 random bits, so a fast hash is enough)."""
+    """An integrating application. It calls with its API keys (ApiKey: several, each scoped)."""
 
     name = models.CharField(max_length=100)
-    key_hash = models.CharField(max_length=64, unique=True)
     retention_days = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -56,6 +54,9 @@ class PlayerToken(models.Model):
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Refused from then on (token_expired); null: never expires."
+    )
 
 
 class SeatRow(TypedDict):
@@ -702,3 +703,81 @@ class PushMessage(models.Model):
 
     def __str__(self) -> str:
         return f"push {self.uuid} ({self.kind}, {self.status})"
+
+
+class ApiKey(models.Model):
+    """One API key of an app, stored as a SHA-256 hash (the key is 256 random bits, so a fast hash
+    is enough) and shown once. Its scopes say what it may do (games.accounts.Scope); a revoked key
+    stops at once, an expired one (a rotated key after its overlap) from `expires_at` on."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=64, blank=True, help_text="The app's label for the key.")
+    prefix = models.CharField(max_length=16, help_text="The key's first characters, to recognise it.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list, help_text="The scopes it grants (games.accounts.Scope).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(
+        null=True, blank=True, help_text="Written at most once a minute (games.accounts.USED_EVERY)."
+    )
+    replaced_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="replaces",
+        help_text="The key a rotation made: this one works until its expires_at (the overlap).",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'key'})"
+
+
+class AppQuota(models.Model):
+    """The operator's own limits for one app (games.quotas): each field overrides the setting of the
+    same quota (QUOTA_*); null keeps the setting's default. Set in the admin or with
+    `manage.py set_quota`."""
+
+    app = models.OneToOneField(App, on_delete=models.CASCADE, related_name="quota")
+    streams_per_token = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Open event streams and subscriptions of one key or token."
+    )
+    streams_per_app = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Open event streams and subscriptions of the app, all together."
+    )
+    open_tables = models.PositiveIntegerField(null=True, blank=True, help_text="Unfinished tables.")
+    tournaments_per_day = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tournaments created per UTC day."
+    )
+    bots = models.PositiveIntegerField(null=True, blank=True, help_text="Bot endpoints the app brings.")
+    webhooks = models.PositiveIntegerField(null=True, blank=True, help_text="Webhook endpoints.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"quotas of app {self.app_id}"
+
+
+class AuditEntry(models.Model):
+    """One configuration change (games.audit): who made it (an app key or an admin user), when, in
+    which request, and the changed fields before and after (never a secret). Rows are only
+    appended; each one's `hash` is SHA-256 over the previous row's hash and this row's canonical
+    JSON, so an edited or deleted row breaks the chain (`manage.py check_audit_chain`). `app` is a
+    plain id, not a foreign key: the chain outlives a deleted app."""
+
+    app_id = models.BigIntegerField(null=True, blank=True, db_index=True, help_text="The app it concerns.")
+    at = models.DateTimeField()
+    actor_kind = models.CharField(max_length=16, help_text="app_key or admin.")
+    actor = models.CharField(max_length=150, help_text="The key (its id and label) or the admin user.")
+    request_id = models.CharField(max_length=64, blank=True)
+    action = models.CharField(max_length=64, help_text="The operation (createWebhook...) or admin.<verb>.")
+    target = models.CharField(max_length=64, blank=True, help_text="What changed: webhook:3, app:1...")
+    changes = models.JSONField(default=dict, help_text='{"field": [before, after]}, secrets left out.')
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["app_id", "-id"], name="audit_of_app")]
+
+    def __str__(self) -> str:
+        return f"audit {self.pk}: {self.action} {self.target}"

@@ -10,9 +10,12 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
+from games import paging
 from games.engine import Options, duplicate
 from games.errors import ServiceError
 from games.models import App, ScoreRow, Table, Tournament
+
+TOURNAMENT_PAGES = paging.Keyset("tournament", ("-id",), (int,))  # newest first (games/paging.py)
 
 
 def tournaments_of(app: App) -> QuerySet[Tournament]:

@@ -26,6 +26,9 @@ from django.conf import settings  # noqa: E402
 
 from games.graphql import socket  # noqa: E402  (imports models: after get_asgi_application set Django up)
 from games.infra import metrics, pressure  # noqa: E402
+from hearts_service import tracing  # noqa: E402
+
+tracing.setup("web")  # off unless the OTEL_* variables say so (docs/operations.md#traces)
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:

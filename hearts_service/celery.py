@@ -57,6 +57,15 @@ def _exporter(**_: Any) -> None:
         metrics.start_exporter(port)
 
 
+@signals.worker_init.connect
+def _tracing(**_: Any) -> None:
+    """Traces, off unless the OTEL_* variables say so (docs/operations.md#traces): set up in the
+    worker's main process, before its pool starts (a prefork child inherits the set-up)."""
+    from hearts_service import tracing
+
+    tracing.setup("worker")
+
+
 @signals.task_prerun.connect
 @signals.task_postrun.connect
 def _connections_back(sender: Any = None, **_: Any) -> None:

@@ -5,7 +5,9 @@ URL pattern, status and duration, so no token, key or card reaches a log through
 A request (or task) sets a context (a contextvar, so it follows sync and async code alike; the
 dict inside is shared by the threads sync_to_async runs code in) that `ContextFilter` copies onto
 every log record: `request_id`, `route`, `method`, `table_id` for requests, `task_id`, `task`,
-`table_id` for tasks."""
+`table_id` for tasks. With tracing on (hearts_service/tracing.py) the middleware also makes the
+request's span (its `hearts.request_id` attribute is the request id), and every record carries the
+`trace_id` and `span_id` of the span running when it was written."""
 
 from __future__ import annotations
 
@@ -23,9 +25,22 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import Resolver404, resolve
 
+from hearts_service import tracing
+
 REQUEST_ID_HEADER = "X-Request-ID"
 PUBLISHED_HEADER = "hearts_published_at"  # a task message header: the publisher's time.time()
-FIELDS = ("request_id", "table_id", "route", "method", "status", "duration_ms", "task_id", "task")
+FIELDS = (
+    "request_id",
+    "table_id",
+    "route",
+    "method",
+    "status",
+    "duration_ms",
+    "task_id",
+    "task",
+    "trace_id",  # with tracing on (hearts_service/tracing.py): the span running when the line was written
+    "span_id",
+)
 UNMATCHED = "<unmatched>"  # the route label of a URL no pattern matches (bounded labels)
 # A client's request id is echoed and logged only when it looks like an id (no spaces, no quotes).
 _SANE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -50,6 +65,10 @@ class ContextFilter(logging.Filter):
         for name, value in context.items():
             if not hasattr(record, name):
                 setattr(record, name, value)
+        if tracing.ON and not hasattr(record, "trace_id"):
+            found = tracing.ids()
+            if found is not None:
+                record.trace_id, record.span_id = found
         return True
 
 
@@ -143,6 +162,8 @@ class RequestContextMiddleware:
                 context["table_id"] = match.kwargs["table_id"]
         request.request_id = context["request_id"]  # type: ignore[attr-defined]  # our own request attribute
         request.log_context = context  # type: ignore[attr-defined]  # our own request attribute
+        if tracing.ON:
+            tracing.request_began(request, context)
         return started, _context.set(context)
 
     @staticmethod
@@ -175,6 +196,8 @@ class RequestContextMiddleware:
                 extra={"status": status, "duration_ms": ms},
             )
         finally:
+            if tracing.ON:
+                tracing.request_ended(request, response.status_code if response is not None else 500)
             _context.reset(token)
 
 

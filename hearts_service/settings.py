@@ -283,6 +283,14 @@ WEBHOOK_REQUEUE_AFTER = env_float("WEBHOOK_REQUEUE_AFTER", 60.0, minimum=0)  # .
 WEBHOOK_CLOCK_SKEW = 1.0  # a task on a machine whose clock is behind still finds its delivery due
 WEBHOOK_LOG_ATTEMPTS = 20  # attempts kept on each delivery
 WEBHOOK_MAX_PER_APP = env_int("WEBHOOK_MAX_PER_APP", 20, minimum=1)
+# Quotas per app and per token (games/quotas.py, docs/rest.md#quotas): the defaults; the operator
+# overrides them per app (games.AppQuota: the admin, or manage.py set_quota).
+QUOTA_STREAMS_PER_TOKEN = env_int("QUOTA_STREAMS_PER_TOKEN", 100, minimum=0)
+QUOTA_STREAMS_PER_APP = env_int("QUOTA_STREAMS_PER_APP", 50000, minimum=0)
+QUOTA_OPEN_TABLES = env_int("QUOTA_OPEN_TABLES", 10000, minimum=0)
+QUOTA_TOURNAMENTS_PER_DAY = env_int("QUOTA_TOURNAMENTS_PER_DAY", 100, minimum=0)
+QUOTA_BOTS = env_int("QUOTA_BOTS", 20, minimum=0)
+QUOTA_WEBHOOKS = env_int("QUOTA_WEBHOOKS", WEBHOOK_MAX_PER_APP, minimum=0)
 # Private, loopback and link-local addresses are refused unless allowed (by default only in development).
 WEBHOOK_ALLOW_PRIVATE_HOSTS = env_bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=not PRODUCTION)
 # An egress proxy URL for webhook sends, if any (it may hold a password: never repeated in a message).
@@ -477,6 +485,35 @@ LOG_LEVEL = env_str(
 LOG_FORMAT = env_str("LOG_FORMAT", "json" if PRODUCTION else "text", choices=("json", "text"), lower=True)
 # SQL statements carry table states (every hand): logged at DEBUG only when LOG_SQL is set too.
 LOG_SQL = env_bool("LOG_SQL", default=False)
+
+# Traces (hearts_service/tracing.py, docs/operations.md#traces): OpenTelemetry, off unless there is
+# somewhere to send spans: an OTLP endpoint, or OTEL_TRACES_EXPORTER=console; OTEL_SDK_DISABLED wins.
+# Only the standard OTEL_* variables; the SDK reads the others it knows (OTEL_BSP_*, headers...) itself.
+OTEL_SDK_DISABLED = env_bool("OTEL_SDK_DISABLED", default=False)
+OTEL_TRACES_EXPORTER = env_str(
+    "OTEL_TRACES_EXPORTER", "otlp", choices=("otlp", "console", "none"), lower=True
+)
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+_OTLP_SET = bool(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)
+TRACING = not OTEL_SDK_DISABLED and (
+    OTEL_TRACES_EXPORTER == "console" or (OTEL_TRACES_EXPORTER == "otlp" and _OTLP_SET)
+)
+OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "hearts-service")
+OTEL_TRACES_SAMPLER = env_str(
+    "OTEL_TRACES_SAMPLER",
+    "parentbased_always_on",
+    choices=(
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+    ),
+    lower=True,
+)
+OTEL_TRACES_SAMPLER_ARG = env_float("OTEL_TRACES_SAMPLER_ARG", 1.0, minimum=0.0, maximum=1.0)
 # /metrics in production: with METRICS_TOKEN, only `Authorization: Bearer <METRICS_TOKEN>`;
 # without it, only direct (unproxied) requests from private or loopback addresses.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")

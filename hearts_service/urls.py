@@ -10,13 +10,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from games.graphql.view import HeartsGraphQLView
 from games.infra.metrics import metrics_view
+from hearts_service import health
 from hearts_service.views import healthz, not_found, readyz
 
 SIDECAR = Path(drf_spectacular_sidecar.__file__).parent / "static" / "drf_spectacular_sidecar"
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
-    path("metrics", metrics_view, name="metrics"),  # Prometheus; guarded, see games.infra.metrics._allowed
+    # Prometheus; guarded, see games.infra.metrics._allowed; with the database, Redis and queue gauges
+    path("metrics", metrics_view, {"scraped": health.REGISTRY}, name="metrics"),
     path("readyz", readyz, name="readyz"),  # database and Redis answer (deploy/: readinessProbe)
     path("admin/", admin.site.urls),
     path("api/v1/", include("games.api.urls")),

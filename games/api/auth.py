@@ -15,6 +15,7 @@ from games import messages
 from games.accounts import Principal, principal_from_header
 from games.errors import ServiceError
 from games.infra import ratelimit
+from games.operations import scopes
 
 
 class BearerAuthentication(authentication.BaseAuthentication):
@@ -24,8 +25,8 @@ class BearerAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[Principal, None] | None:
         try:
             principal = principal_from_header(request.headers.get("Authorization", ""))
-        except ServiceError as exc:  # DRF's own failure: a 401 with WWW-Authenticate
-            raise exceptions.AuthenticationFailed(exc.message) from exc
+        except ServiceError as exc:  # DRF's own failure: a 401 with WWW-Authenticate, and the code
+            raise exceptions.AuthenticationFailed(exc.message, code=exc.code) from exc
         if principal is None:
             return None
         if principal.player is not None:
@@ -37,10 +38,16 @@ class BearerAuthentication(authentication.BaseAuthentication):
 
 
 class IsPrincipal(permissions.BasePermission):
-    """Any authenticated app or player."""
+    """Any authenticated app or player; an app key reading (GET) needs the scope its route declares
+    (games.operations.scopes; 403 missing_scope without). Writes check theirs in their operation."""
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        return isinstance(request.user, Principal)
+        user = request.user
+        if not isinstance(user, Principal):
+            return False
+        if user.is_app and request.method in permissions.SAFE_METHODS and request.resolver_match is not None:
+            user.require_scope(scopes.rest_read(request.resolver_match.route))
+        return True
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
         return True

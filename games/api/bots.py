@@ -19,7 +19,7 @@ from games import extbots
 from games import operations as ops
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.run import documented, perform
+from games.api.run import CURSOR, documented, paged, perform
 from games.errors import Code
 from games.operations.bots import DENIED
 
@@ -64,7 +64,9 @@ class BotSecretOut(BotOut):
 
 
 class BotListOut(F.Serializer):
-    results = BotOut(many=True)
+    next = F.URLField(allow_null=True, help_text="The next page (null on the last)")
+    previous = F.URLField(allow_null=True, help_text="The page before (null on the first)")
+    results = BotOut(many=True, help_text="Oldest first; at most BOTS_MAX (100) in all")
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -85,9 +87,11 @@ class BotsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="listBots", tag="bots", ok=BotListOut, errors=_APP)
+    @documented(
+        op="listBots", tag="bots", ok=BotListOut, errors=(*_APP, Code.invalid_cursor), params=[CURSOR]
+    )
     def get(self, request: Request) -> Response:
-        return Response({"results": [extbots.body(e) for e in extbots.endpoints_of(_app(request))]})
+        return paged(request, extbots.endpoints_of(_app(request)), extbots.BOT_PAGES, extbots.body)
 
     @documented(ops.REGISTER_BOT, tag="bots", ok=BotSecretOut, status=201)
     def post(self, request: Request) -> HttpResponseBase:

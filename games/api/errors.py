@@ -27,6 +27,10 @@ _CODE_OF_DRF = {
 }
 
 
+# The refusals of a presented key or token that keep their own code (games.accounts).
+_CREDENTIAL_CODES = frozenset({Code.key_expired, Code.key_revoked, Code.token_expired})
+
+
 def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's exception handler, reshaped: every error body has a stable `code` and a `detail` in
     the request's language (games/messages.py)."""
@@ -40,6 +44,9 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
     if response is None:
         return None
     code = next((c for cls, c in _CODE_OF_DRF.items() if isinstance(exc, cls)), Code.invalid_request).value
+    given = getattr(exc.detail, "code", None) if isinstance(exc, exceptions.AuthenticationFailed) else None
+    if given in _CREDENTIAL_CODES:  # an ErrorDetail's: a revoked or expired key or token
+        code = str(given)
     metrics.refused(code)
     if isinstance(exc, exceptions.ValidationError):
         detail = messages.detail(code, "the request body is not valid")

@@ -13,9 +13,10 @@ from games import operations as ops
 from games import reads, services
 from games.api import schemas
 from games.api.auth import IsPrincipal
-from games.api.run import documented, perform, principal_of
+from games.api.run import CURSOR, documented, paged, perform, principal_of
 from games.errors import Code
 from games.operations.invites import MANAGE
+from games.services.invites import INVITE_PAGES, invite_body
 
 
 class InviteOut(F.Serializer):
@@ -33,7 +34,9 @@ class InviteCreatedOut(InviteOut):
 
 
 class InviteListOut(F.Serializer):
-    invites = InviteOut(many=True, help_text="The codes still usable, oldest first")
+    next = F.URLField(allow_null=True, help_text="The next page (null on the last)")
+    previous = F.URLField(allow_null=True, help_text="The page before (null on the first)")
+    invites = InviteOut(many=True, help_text="The codes still usable, oldest first (at most INVITES_MAX: 20)")
 
 
 _CODE = OpenApiParameter(
@@ -50,11 +53,17 @@ class InvitesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="listInvites", tag="tables", ok=InviteListOut, errors=MANAGE)
+    @documented(
+        op="listInvites",
+        tag="tables",
+        ok=InviteListOut,
+        errors=(*MANAGE, Code.invalid_cursor),
+        params=[CURSOR],
+    )
     def get(self, request: Request, table_id: int) -> Response:
         principal = principal_of(request)
         found = services.invites_of(table_id=table_id, player=principal.player, scope=principal.app)
-        return Response({"invites": found})
+        return paged(request, found, INVITE_PAGES, invite_body, key="invites")
 
     @documented(ops.CREATE_INVITE, tag="tables", ok=InviteCreatedOut, status=201)
     def post(self, request: Request, table_id: int) -> HttpResponseBase:

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from games import accounts
 from games import operations as ops
 from games.api.auth import IsPrincipal
-from games.api.run import documented, perform, principal_of
+from games.api.run import CURSOR, documented, paged, perform, principal_of
 from games.errors import Code
 from games.operations.push import CREDENTIALS_DENIED, DEVICES_DENIED, MY_DEVICES_DENIED, Registered
 from games.push import credentials, devices
@@ -44,7 +44,12 @@ class DeviceOut(F.Serializer):
 
 
 class DeviceListOut(F.Serializer):
-    results = DeviceOut(many=True, help_text="Oldest first; expired devices are left out")
+    next = F.URLField(allow_null=True, help_text="The next page (null on the last)")
+    previous = F.URLField(allow_null=True, help_text="The page before (null on the first)")
+    results = DeviceOut(
+        many=True,
+        help_text="Oldest first; expired devices are left out; at most PUSH_MAX_DEVICES (10) in all",
+    )
 
 
 class FcmOut(F.Serializer):
@@ -94,8 +99,8 @@ def _registered(request: Request, operation: ops.Operation, **path: Any) -> Http
     return response
 
 
-def _devices(player: Player) -> Response:
-    return Response({"results": [devices.device_body(d) for d in devices.devices_of(player)]})
+def _devices(request: Request, player: Player) -> Response:
+    return paged(request, devices.devices_of(player), devices.DEVICE_PAGES, devices.device_body)
 
 
 class MyDevicesView(APIView):
@@ -103,9 +108,15 @@ class MyDevicesView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="listMyDevices", tag=TAG, ok=DeviceListOut, errors=(Code.player_token_required,))
+    @documented(
+        op="listMyDevices",
+        tag=TAG,
+        ok=DeviceListOut,
+        errors=(Code.player_token_required, Code.invalid_cursor),
+        params=[CURSOR],
+    )
     def get(self, request: Request) -> Response:
-        return _devices(principal_of(request).require_player(MY_DEVICES_DENIED))
+        return _devices(request, principal_of(request).require_player(MY_DEVICES_DENIED))
 
     @documented(ops.REGISTER_DEVICE, tag=TAG, ok=DeviceOut, status=201, more={200: DeviceOut})
     def post(self, request: Request) -> HttpResponseBase:
@@ -131,11 +142,12 @@ class PlayerDevicesView(APIView):
         op="listPlayerDevices",
         tag=TAG,
         ok=DeviceListOut,
-        errors=(Code.app_key_required, Code.not_found),
+        errors=(Code.app_key_required, Code.not_found, Code.invalid_cursor),
+        params=[CURSOR],
     )
     def get(self, request: Request, player_id: int) -> Response:
         app = principal_of(request).require_app(DEVICES_DENIED)
-        return _devices(accounts.player_of(app, player_id))
+        return _devices(request, accounts.player_of(app, player_id))
 
     @documented(ops.REGISTER_PLAYER_DEVICE, tag=TAG, ok=DeviceOut, status=201, more={200: DeviceOut})
     def post(self, request: Request, player_id: int) -> HttpResponseBase:

@@ -125,6 +125,8 @@ def documented(
             *([IDEMPOTENCY] if operation.idempotent else []),
             *params,
         ]
+    elif auth and Code.missing_scope not in errors:  # a read: an app key needs its scope (operations.scopes)
+        errors = (*errors, Code.missing_scope)
     codes = schemas.error_codes(errors, body=request is not None, auth=auth)
     extensions: dict[str, Any] = {"x-error-codes": {str(s): names for s, names in codes.items()}}
     if headers:
@@ -191,10 +193,12 @@ def table_answer(principal: Principal, out: services.Outcome, status: int) -> Ht
 CURSOR = OpenApiParameter("cursor", str, description="The `next` or `previous` link's cursor (opaque)")
 
 
-def paged(request: Request, rows: Any, keyset: paging.Keyset, body: Callable[[Any], Any]) -> Response:
-    """A page of `rows` as REST answers a list: `results` (each row through `body`) and the `next`
-    and `previous` links (null at either end), whose `cursor` is games.paging's, the same as
-    GraphQL's `after`."""
+def paged(
+    request: Request, rows: Any, keyset: paging.Keyset, body: Callable[[Any], Any], *, key: str = "results"
+) -> Response:
+    """A page of `rows` as REST answers a list: `results` (each row through `body`; `key` names it
+    otherwise for a list that had another name before it paged) and the `next` and `previous`
+    links (null at either end), whose `cursor` is games.paging's, the same as GraphQL's `after`."""
     page = paging.paginate(rows, keyset, request.query_params.get("cursor"))
     url = request.build_absolute_uri()
 
@@ -202,5 +206,5 @@ def paged(request: Request, rows: Any, keyset: paging.Keyset, body: Callable[[An
         return None if cursor is None else replace_query_param(url, "cursor", cursor)
 
     return Response(
-        {"next": link(page.next), "previous": link(page.previous), "results": [body(r) for r in page.rows]}
+        {"next": link(page.next), "previous": link(page.previous), key: [body(r) for r in page.rows]}
     )

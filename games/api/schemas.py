@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema_field, extend_schema_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import serializers
 
 from games import extbots
@@ -70,14 +75,39 @@ class ErrorOut(F.Serializer):
     limit = F.IntegerField(
         required=False,
         help_text="request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints; "
-        "too_many_devices: the most devices of a player",
+        "too_many_devices: the most devices of a player; too_many_keys: the most live keys of an app",
     )
     table = F.IntegerField(required=False, help_text="already_waiting: the table where you wait")
+    quota = F.CharField(required=False, help_text="quota_exceeded (in a 429): the quota that is full")
+    scope = F.CharField(
+        required=False,
+        help_text="missing_scope: the scope the API key lacks (docs/keys.md); too_many_sockets, "
+        "too_many_subscriptions: token, app or address",
+    )
 
     def get_fields(self) -> dict[str, F.Field]:
         fields = super().get_fields()
         fields["fields"] = fields.pop("fields_")
         return fields
+
+
+class QuotaExceededOut(F.Serializer):
+    """A 429: one of the app's quotas is full (docs/rest.md#quotas); free a place first, no retry helps."""
+
+    code = F.ChoiceField(choices=[Code.quota_exceeded.value])
+    detail = F.CharField()
+    quota = F.ChoiceField(
+        choices=[
+            "streams_per_token",
+            "streams_per_app",
+            "open_tables",
+            "tournaments_per_day",
+            "bots",
+            "webhooks",
+        ],
+        help_text="Which quota is full",
+    )
+    limit = F.IntegerField(min_value=0, help_text="The quota's limit for your app")
 
 
 class RateLimitedOut(F.Serializer):
@@ -124,10 +154,12 @@ class PlayerOut(F.Serializer):
 class PlayerTokenOut(F.Serializer):
     player = PlayerOut()
     token = F.CharField(help_text="Bearer token: shown once, stored hashed")
+    expires_at = F.DateTimeField(allow_null=True, help_text="When the token stops working (null: never)")
 
 
 class TokenOut(F.Serializer):
     token = F.CharField(help_text="Bearer token: shown once, stored hashed")
+    expires_at = F.DateTimeField(allow_null=True, help_text="When the token stops working (null: never)")
 
 
 class SeatOut(F.Serializer):
@@ -447,6 +479,10 @@ STATUS_OF: dict[Code, int] = {
     Code.authentication_failed: 401,
     Code.ticket_invalid: 401,
     Code.ticket_expired: 401,
+    Code.key_expired: 401,
+    Code.key_revoked: 401,
+    Code.token_expired: 401,
+    Code.missing_scope: 403,
     Code.not_found: 404,
     Code.not_waiting: 404,
     **dict.fromkeys(
@@ -462,6 +498,8 @@ STATUS_OF: dict[Code, int] = {
             Code.bot_name_taken,
             Code.too_many_devices,
             Code.not_archived,
+            Code.too_many_keys,
+            Code.key_not_live,
         ),
         409,
     ),
@@ -495,10 +533,17 @@ STATUS_OF: dict[Code, int] = {
         422,
     ),
     Code.rate_limited: 429,
+    Code.quota_exceeded: 429,
     Code.service_unavailable: 503,
 }
 BODY_CODES = (Code.malformed_request, Code.invalid_input, Code.request_too_large, Code.unsupported_media_type)
-AUTH_CODES = (Code.not_authenticated, Code.authentication_failed)
+AUTH_CODES = (
+    Code.not_authenticated,
+    Code.authentication_failed,
+    Code.key_expired,
+    Code.key_revoked,
+    Code.token_expired,
+)
 RETRY_AFTER = {
     "schema": {"type": "integer", "minimum": 1},
     "description": "Seconds to wait before retrying",
@@ -529,7 +574,10 @@ def error_codes(
 def describe_codes(status: int, codes: list[str]) -> str:
     """The description of one error response: the codes it can carry (docs/errors.md says more)."""
     if status == 429:
-        return "`rate_limited`: over a rate limit; retry after `Retry-After` seconds"
+        text = "`rate_limited`: over a rate limit; retry after `Retry-After` seconds"
+        if "quota_exceeded" in codes:
+            text += "; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first"
+        return text
     if status == 503:
         return (
             "`service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After`"
@@ -538,11 +586,26 @@ def describe_codes(status: int, codes: list[str]) -> str:
 
 
 def error_responses(codes: dict[int, list[str]]) -> dict[int, Any]:
-    """drf-spectacular responses for error_codes(): the one error shape, RateLimitedOut for a 429."""
+    """drf-spectacular responses for error_codes(): the one error shape, RateLimitedOut for a 429
+    (or, where a quota can be full too, either shape by its `code`)."""
     return {
-        status: OpenApiResponse(RateLimitedOut if status == 429 else ErrorOut, describe_codes(status, names))
+        status: OpenApiResponse(shape_of(status, names), describe_codes(status, names))
         for status, names in codes.items()
     }
+
+
+TOO_MANY = PolymorphicProxySerializer(
+    component_name="TooManyOut",
+    serializers={"rate_limited": RateLimitedOut, "quota_exceeded": QuotaExceededOut},
+    resource_type_field_name="code",
+)
+
+
+def shape_of(status: int, names: list[str]) -> Any:
+    """The serializer of an error response with these codes."""
+    if status != 429:
+        return ErrorOut
+    return TOO_MANY if "quota_exceeded" in names else RateLimitedOut
 
 
 def error_details(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:

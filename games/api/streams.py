@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,15 +21,16 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 
-from games import messages
+from games import messages, quotas
 from games.accounts import Principal, principal_from_header, principal_from_ticket
 from games.api import schemas
 from games.api.auth import count_against_limits
 from games.contracts import event_schemas
 from games.errors import Code, ServiceError
-from games.infra import ratelimit
+from games.infra import ratelimit, sockets
 from games.live import fanout
 from games.live.events import Item, open_table, parse_player_position, player_events, table_events
+from games.operations.scopes import STREAMS as STREAM_SCOPES
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,7 @@ async def _principal(request: HttpRequest, stream: str) -> Principal:
         )
     if principal.player is not None:
         messages.prefer(principal.player.language)  # its errors in the player's language
+    principal.require_scope(STREAM_SCOPES[stream.partition(":")[0]])  # 403 missing_scope
     await fanout.db(count_against_limits, request, principal)  # opening a stream counts as a request
     return principal
 
@@ -149,6 +152,30 @@ def _framer(request: HttpRequest) -> Framer:
 def _last_event_id(request: HttpRequest) -> str | None:
     raw = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id")
     return raw.strip() if raw and raw.strip() else None
+
+
+async def _take_quota(principal: Principal) -> tuple[list[sockets.Scope], str]:
+    """A place for this stream under the caller's stream quotas (games/quotas.py), or 429
+    quota_exceeded: its scopes and its entry, for `_held`."""
+    entry = f"stream:{uuid.uuid4().hex}"
+    scopes = await fanout.db(quotas.stream_scopes, principal)
+    await fanout.db(quotas.stream_opened, scopes, entry)
+    return scopes, entry
+
+
+async def _held(items: AsyncIterator[Item], scopes: list[sockets.Scope], entry: str) -> AsyncIterator[Item]:
+    """The stream's items while it holds its place under the quotas: refreshed every
+    sockets.REFRESH seconds (a quiet stream still yields before each wait), released when the
+    stream ends or its client goes (a killed process's place expires after sockets.TTL)."""
+    refreshed = time.monotonic()
+    try:
+        async for item in items:
+            if item is None and time.monotonic() - refreshed >= sockets.REFRESH:
+                refreshed = time.monotonic()
+                fanout.hub().background(fanout.db(sockets.refresh, [(scopes, entry)]))
+            yield item
+    finally:
+        fanout.hub().background(fanout.db(sockets.release, scopes, entry))
 
 
 def _streaming(framer: Framer, items: AsyncIterator[Item]) -> StreamingHttpResponse:
@@ -174,8 +201,13 @@ async def table_stream(request: HttpRequest, table_id: int) -> HttpResponseBase:
         return _limited(exc)
     if first is not None and not first.events and first.over:
         return HttpResponse(status=204)
+    try:
+        scopes, entry = await _take_quota(principal)
+    except ServiceError as exc:
+        return _error(exc)
     idle = lambda: _until_keepalive(framer)  # noqa: E731
-    return _streaming(framer, table_events(principal, table_id, after, first, idle))
+    items = table_events(principal, table_id, after, first, idle)
+    return _streaming(framer, _held(items, scopes, entry))
 
 
 async def player_stream(request: HttpRequest) -> HttpResponseBase:
@@ -189,11 +221,13 @@ async def player_stream(request: HttpRequest) -> HttpResponseBase:
         principal.require_player("a player stream needs a player's token")
         raw = _last_event_id(request)
         positions = parse_player_position(raw) if raw else None
+        scopes, entry = await _take_quota(principal)
     except ServiceError as exc:
         return _error(exc)
     except ratelimit.RateLimited as exc:
         return _limited(exc)
-    return _streaming(framer, player_events(principal, positions, lambda: _until_keepalive(framer)))
+    items = player_events(principal, positions, lambda: _until_keepalive(framer))
+    return _streaming(framer, _held(items, scopes, entry))
 
 
 # -- their OpenAPI description ------------------------------------------------------------
@@ -203,7 +237,8 @@ def _error_responses(codes: tuple[Code, ...]) -> dict[str, Any]:
     """A stream's error responses: the one error shape (RateLimitedOut for a 429) with its codes."""
     out: dict[str, Any] = {}
     for status, names in schemas.error_codes(codes, body=False).items():
-        shape = "RateLimitedOut" if status == 429 else "ErrorOut"
+        too_many = "TooManyOut" if "quota_exceeded" in names else "RateLimitedOut"
+        shape = too_many if status == 429 else "ErrorOut"
         out[str(status)] = {
             "description": schemas.describe_codes(status, names),
             "x-error-codes": names,

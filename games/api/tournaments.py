@@ -15,7 +15,7 @@ from games import operations as ops
 from games import standings
 from games.accounts import Principal
 from games.api.auth import IsPrincipal
-from games.api.run import documented, perform
+from games.api.run import CURSOR, documented, paged, perform
 from games.api.schemas import ClocksOut, TableOptionsOut
 from games.errors import Code
 from games.operations.tournaments import DENIED
@@ -54,7 +54,9 @@ class TournamentOut(F.Serializer):
 
 
 class TournamentListOut(F.Serializer):
-    results = TournamentOut(many=True, help_text="The app's tournaments, newest first (at most 100)")
+    next = F.URLField(allow_null=True, help_text="The next page (null on the last)")
+    previous = F.URLField(allow_null=True, help_text="The page before (null on the first)")
+    results = TournamentOut(many=True, help_text="The app's tournaments, newest first")
 
 
 class StandingOut(F.Serializer):
@@ -106,10 +108,16 @@ class TournamentsView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="listTournaments", tag="tournaments", ok=TournamentListOut, errors=_APP)
+    @documented(
+        op="listTournaments",
+        tag="tournaments",
+        ok=TournamentListOut,
+        errors=(*_APP, Code.invalid_cursor),
+        params=[CURSOR],
+    )
     def get(self, request: Request) -> Response:
-        found = standings.tournaments_of(_app(request))[:100]
-        return Response({"results": [standings.body(t) for t in found]})
+        found = standings.tournaments_of(_app(request))
+        return paged(request, found, standings.TOURNAMENT_PAGES, standings.body)
 
     @documented(ops.CREATE_TOURNAMENT, tag="tournaments", ok=TournamentOut, status=201)
     def post(self, request: Request) -> HttpResponseBase:

@@ -50,7 +50,9 @@ class WebhookSecretOut(WebhookOut):
 
 
 class WebhookListOut(F.Serializer):
-    results = WebhookOut(many=True)
+    next = F.URLField(allow_null=True, help_text="The next page (null on the last)")
+    previous = F.URLField(allow_null=True, help_text="The page before (null on the first)")
+    results = WebhookOut(many=True, help_text="Oldest first; at most WEBHOOK_MAX_PER_APP (20) in all")
 
 
 class AttemptOut(F.Serializer):
@@ -118,10 +120,16 @@ class WebhooksView(APIView):
 
     permission_classes = [IsPrincipal]
 
-    @documented(op="listWebhooks", tag="webhooks", ok=WebhookListOut, errors=_APP)
+    @documented(
+        op="listWebhooks",
+        tag="webhooks",
+        ok=WebhookListOut,
+        errors=(*_APP, Code.invalid_cursor),
+        params=[CURSOR],
+    )
     def get(self, request: Request) -> Response:
         endpoints = webhooks.endpoints_of(_app(request))
-        return Response({"results": [webhook_body(e) for e in endpoints]})
+        return paged(request, endpoints, webhooks.ENDPOINT_PAGES, webhook_body)
 
     @documented(ops.CREATE_WEBHOOK, tag="webhooks", ok=WebhookSecretOut, status=201)
     def post(self, request: Request) -> HttpResponseBase:

@@ -415,7 +415,13 @@ def stream_paths(error_responses: ErrorResponses) -> dict[str, Any]:
     """The two streams' operations by path (they are plain async Django views, not DRF's), with
     the error responses the adapter gives each one's codes."""
     table_id = {"name": "table_id", "in": "path", "required": True, "schema": _INT}
-    stream = (Code.invalid_format, Code.invalid_last_event_id, Code.ticket_invalid, Code.ticket_expired)
+    stream = (
+        Code.invalid_format,
+        Code.invalid_last_event_id,
+        Code.ticket_invalid,
+        Code.ticket_expired,
+        Code.quota_exceeded,  # the stream quotas (games/quotas.py)
+    )
     return {
         "/api/v1/tables/{table_id}/stream": _stream_operation(
             "streamTableEvents",

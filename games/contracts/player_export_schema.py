@@ -60,7 +60,7 @@ def export_schema(openapi: dict[str, Any]) -> dict[str, Any]:
     )
     token = _object(
         "one bearer token of the player: its times only, never the token or its hash",
-        {"created_at": _TIME, "revoked_at": _TIME_OR_NULL},
+        {"created_at": _TIME, "revoked_at": _TIME_OR_NULL, "expires_at": _TIME_OR_NULL},
     )
     table = _object(
         "a table the player sits at",

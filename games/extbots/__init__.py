@@ -12,6 +12,8 @@ legal actions, signed like webhooks (Standard Webhooks headers, a `whsec_` secre
 
 from games.extbots.calls import BODY_TYPE, Answer, ask, request_body
 from games.extbots.endpoints import (
+    BOT_PAGES,
+    BOTS_MAX,
     LEVEL_PATTERN,
     NAME,
     NAME_MAX,
@@ -35,6 +37,8 @@ from games.extbots.endpoints import (
 
 __all__ = [
     "BODY_TYPE",
+    "BOTS_MAX",
+    "BOT_PAGES",
     "LEVEL_PATTERN",
     "NAME",
     "NAME_MAX",

@@ -19,6 +19,7 @@ from games import webhooks
 from games.engine import EngineError, State, action_from_dict, view
 from games.extbots.endpoints import PREFIX, secret_of
 from games.models import BotEndpoint, Table
+from hearts_service import tracing
 
 BODY_TYPE = "bot.turn"  # the body's `type` (docs/schemas/bot-turn.schema.json)
 EVENT_HEADER = "Hearts-Event"
@@ -116,7 +117,8 @@ def ask(table: Table, state: State, seats: list[int]) -> dict[int, Answer]:
             continue
         call_id = f"call_{uuid.uuid4().hex}"
         body = json.dumps(request_body(table, state, seat, endpoint, call_id), separators=(",", ":"))
-        pending[seat] = (endpoint, time.monotonic(), _pool.submit(_send, endpoint, body, call_id))
+        sent = _pool.submit(tracing.carry(_send), endpoint, body, call_id)  # the task's trace goes along
+        pending[seat] = (endpoint, time.monotonic(), sent)
     for seat, (endpoint, started, future) in pending.items():
         left = endpoint.timeout_ms / 1000 - (time.monotonic() - started)
         try:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import re
 import secrets
-import socket
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -20,9 +17,10 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from bots import LEVELS
-from games import reads, webhooks
+from games import paging, reads, webhooks
 from games.errors import ServiceError
 from games.models import App, BotEndpoint
+from games.webhooks import addresses
 
 PREFIX = "ext:"  # a seat level naming one of the app's endpoints: ext:<name>
 NAME_MAX = 40  # characters of a bot's name
@@ -33,6 +31,11 @@ LEVEL_PATTERN = f"^{PREFIX}{NAME.pattern}$"  # such a level, as a JSON Schema pa
 # own tables time, never the lane's workers for long (docs/bots-byo.md#timeouts).
 TIMEOUT_LIMITS = (100, 3000)
 TIMEOUT_DEFAULT = 1000
+# Bot endpoints an app has at once, whatever its `bots` quota (games.quotas, 20 by default, which the
+# operator may raise per app): one more is 409 `too_many_bots` (docs/rest.md#limits). The ceiling
+# keeps an app's whole list within one page of the largest size (paging.MAX_PAGE_SIZE).
+BOTS_MAX = 100
+BOT_PAGES = paging.Keyset("bot", ("id",), (int,))  # oldest first (games/paging.py)
 # Why a move fell back to the `basic` bot; each is counted on the endpoint.
 REASONS = ("timeout", "failed", "bad_answer", "illegal", "disabled")
 
@@ -73,23 +76,15 @@ def check_url(url: object) -> str:
     url = webhooks.check_url(url)
     if settings.WEBHOOK_ALLOW_PRIVATE_HOSTS:
         return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    try:
-        addresses = {
-            info[4][0] for info in socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
-        }
-    except OSError:
-        addresses = set()  # not resolvable now: every call resolves it again and refuses it then
-    for address in addresses:
-        ip = ipaddress.ip_address(address)
-        if not ip.is_global or ip.is_multicast:
-            raise ServiceError(
-                "invalid_url",
-                f"url must reach a public address, not {ip}",
-                kind="malformed",
-                reason="private",
-            )
+    _, refused = addresses.check(url, allow_private=False)
+    if refused and not refused.startswith("cannot resolve"):
+        # not resolvable now: every call resolves it again and refuses it then
+        raise ServiceError(
+            "invalid_url",
+            f"url must reach a public address, not {refused.removeprefix('address_not_allowed: ')}",
+            kind="malformed",
+            reason="private",
+        )
     return url
 
 
@@ -127,6 +122,15 @@ def endpoint_create(
     checked_name, checked_url, timeout = check_name(name), check_url(url), check_timeout(timeout_ms)
     try:
         with transaction.atomic():
+            # Lock the app row so that two concurrent registrations cannot both pass the cap.
+            App.objects.select_for_update().filter(pk=app.pk).first()
+            if BotEndpoint.objects.filter(app=app).count() >= BOTS_MAX:
+                raise ServiceError(
+                    "too_many_bots",
+                    f"an app has at most {BOTS_MAX} bot endpoints: delete one first",
+                    kind="conflict",
+                    limit=BOTS_MAX,
+                )
             endpoint = BotEndpoint.objects.create(
                 app=app,
                 name=checked_name,

@@ -45,7 +45,14 @@ def error_of(exc: ServiceError | serializers.ValidationError) -> Error:
         message = messages.detail("invalid_input", f"{name}: {text}")
         return Error(code="invalid_input", message=message, field=to_camel_case(str(name)))
     field = next((str(exc.details[k]) for k in _FIELD_DETAILS if k in exc.details), None)
-    return Error(code=exc.code, message=exc.detail, field=to_camel_case(field) if field else None)
+    limit = exc.details.get("limit")
+    return Error(
+        code=exc.code,
+        message=exc.detail,
+        field=to_camel_case(field) if field else None,
+        quota=exc.details.get("quota"),
+        limit=limit if isinstance(limit, int) else None,
+    )
 
 
 def principal_of(info: Any) -> Principal:

@@ -13,6 +13,7 @@ from games import extbots
 from games import operations as ops
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql import pages
 from games.graphql.base import OperationMutation, app_of
 from games.graphql.types import Error
 from games.operations.bots import DENIED
@@ -46,16 +47,33 @@ class BotEndpoint(graphene.ObjectType):
     updated_at = graphene.String(required=True)
 
 
+class BotEndpointConnection(graphene.relay.Connection):
+    class Meta:
+        node = BotEndpoint
+
+
 class BotQueries(graphene.ObjectType):
     """The Query fields of brought bots (a base of games.graphql.schema.Query)."""
 
     bots = graphene.List(
-        graphene.NonNull(BotEndpoint), required=True, description="App key: your bots, oldest first"
+        graphene.NonNull(BotEndpoint),
+        required=True,
+        description="App key: your bots, oldest first: all of them, at most 100 (botPage pages them)",
+    )
+    bot_page = graphene.Field(
+        BotEndpointConnection,
+        required=True,
+        **pages.args(),
+        description="App key: your bots, oldest first (errors: invalid_cursor)",
     )
     bot = graphene.Field(BotEndpoint, id=graphene.Int(required=True), description="Null when not yours")
 
     def resolve_bots(root: Any, info: Any) -> list[dict[str, Any]]:
         return [extbots.body(e) for e in extbots.endpoints_of(app_of(info, DENIED))]
+
+    def resolve_bot_page(root: Any, info: Any, first: int | None, after: str | None = None) -> Any:
+        rows = extbots.endpoints_of(app_of(info, DENIED))
+        return pages.connection(BotEndpointConnection, rows, extbots.BOT_PAGES, extbots.body, first, after)
 
     def resolve_bot(root: Any, info: Any, id: int) -> dict[str, Any] | None:
         try:

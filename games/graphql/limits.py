@@ -52,6 +52,11 @@ LIST_BOUNDS = {
     "Game.hand": 26,
     "Hand.moves": 120,  # every move of one hand: 104 plays with two packs, the passes, a moon choice
     "Trick.cards": 10,
+    # The whole lists of what an app or a player grows, each at its cap (docs/rest.md#limits)
+    "Query.invites": 20,  # INVITES_MAX
+    "Query.bots": 100,  # BOTS_MAX
+    "Query.webhooks": 20,  # WEBHOOK_MAX_PER_APP's default
+    "Query.tournaments": 100,  # the newest 100 (tournamentPage pages them all)
 }
 EVENTS_PER_MOVE = (
     8  # the most events one move shows a viewer (measured: 6 from the engine, plus the table's own)

@@ -17,6 +17,7 @@ from games import accounts
 from games import operations as ops
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql import pages
 from games.graphql.base import OperationMutation, app_of, principal_of
 from games.graphql.types import Error
 from games.operations.push import CREDENTIALS_DENIED, DEVICES_DENIED, MY_DEVICES_DENIED, Registered
@@ -104,18 +105,37 @@ class ViewerDevices(graphene.ObjectType):
         return None if player is None else _devices(player)
 
 
+class DeviceConnection(graphene.relay.Connection):
+    class Meta:
+        node = Device
+
+
 class PushQueries(graphene.ObjectType):
     """The Query fields of push notifications (a base of games.graphql.schema.Query)."""
 
     my_devices = graphene.List(
         graphene.NonNull(Device),
         required=True,
-        description="Player token: your devices, oldest first (expired ones left out)",
+        description="Player token: your devices, oldest first (expired ones left out): all of them, at "
+        "most PUSH_MAX_DEVICES (myDevicePage pages them)",
+    )
+    my_device_page = graphene.Field(
+        DeviceConnection,
+        required=True,
+        **pages.args(),
+        description="Player token: your devices, oldest first (expired ones left out; errors: "
+        "invalid_cursor)",
     )
     player_devices = graphene.List(
         graphene.NonNull(Device),
         player_id=graphene.Int(required=True),
         description="App key: one of your players' devices; null when the player is not yours",
+    )
+    player_device_page = graphene.Field(
+        DeviceConnection,
+        player_id=graphene.Int(required=True),
+        **pages.args(),
+        description="App key: one of your players' devices, oldest first; null when the player is not yours",
     )
     push_settings = graphene.Field(
         PushSettings,
@@ -131,6 +151,24 @@ class PushQueries(graphene.ObjectType):
 
     def resolve_my_devices(root: Any, info: Any) -> list[dict[str, Any]]:
         return _devices(principal_of(info).require_player(MY_DEVICES_DENIED))
+
+    def resolve_my_device_page(root: Any, info: Any, first: int | None, after: str | None = None) -> Any:
+        rows = devices.devices_of(principal_of(info).require_player(MY_DEVICES_DENIED))
+        body = devices.device_body
+        return pages.connection(DeviceConnection, rows, devices.DEVICE_PAGES, body, first, after)
+
+    def resolve_player_device_page(
+        root: Any, info: Any, player_id: int, first: int | None, after: str | None = None
+    ) -> Any:
+        try:
+            player = accounts.player_of(app_of(info, DEVICES_DENIED), player_id)
+        except ServiceError as exc:
+            if exc.code == "not_found":
+                return None
+            raise
+        rows = devices.devices_of(player)
+        body = devices.device_body
+        return pages.connection(DeviceConnection, rows, devices.DEVICE_PAGES, body, first, after)
 
     def resolve_player_devices(root: Any, info: Any, player_id: int) -> list[dict[str, Any]] | None:
         try:

@@ -15,7 +15,9 @@ from games import messages, paging, reads, services
 from games import operations as ops
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql import pages
 from games.graphql.apps import AppMutations, AppQueries
+from games.graphql.audit import AuditQueries
 from games.graphql.base import OperationMutation, principal_of
 from games.graphql.bots import BotMutations, BotQueries
 from games.graphql.data_exports import ExportMutations, ExportQueries
@@ -25,6 +27,7 @@ from games.graphql.events import STREAM_TYPES
 from games.graphql.exports import GameExport
 from games.graphql.exports import document as export_document
 from games.graphql.exports import transcript as export_transcript
+from games.graphql.keys import KeyMutations, KeyQueries
 from games.graphql.push import PushMutations, PushQueries, ViewerDevices
 from games.graphql.ratings import RatingsQuery
 from games.graphql.subscriptions import Subscription
@@ -34,6 +37,7 @@ from games.graphql.tournaments import TournamentMutation, TournamentQuery
 from games.graphql.turns import TurnsQuery
 from games.graphql.types import Error, Table, TableRef
 from games.graphql.webhooks import WebhookMutations, WebhookQueries
+from games.services.invites import INVITE_PAGES, invite_body
 
 if TYPE_CHECKING:  # types only: the queries are in games.accounts
     from games.models import Player as PlayerModel
@@ -71,6 +75,11 @@ class TableConnection(graphene.relay.Connection):
         node = Table
 
 
+class InviteConnection(graphene.relay.Connection):
+    class Meta:
+        node = Invite
+
+
 class Query(
     RatingsQuery,
     TournamentQuery,
@@ -80,6 +89,8 @@ class Query(
     PushQueries,
     ExportQueries,
     AppQueries,
+    KeyQueries,
+    AuditQueries,
     graphene.ObjectType,
 ):
     me = graphene.Field(Viewer, required=True)
@@ -98,7 +109,16 @@ class Query(
     invites = graphene.List(
         graphene.NonNull(lambda: Invite),
         table_id=graphene.Int(required=True),
-        description="A table's usable invite codes (hints only), for its seated players or its app",
+        description="A table's usable invite codes (hints only), for its seated players or its app: all "
+        "of them, at most 20 (invitePage pages them)",
+    )
+    invite_page = graphene.Field(
+        InviteConnection,
+        required=True,
+        table_id=graphene.Int(required=True),
+        **pages.args(),
+        description="A table's usable invite codes (hints only), oldest first, for its seated players or "
+        "its app (errors: not_found, not_seated, invalid_cursor)",
     )
     invite_table = graphene.Field(
         Table,
@@ -153,7 +173,15 @@ class Query(
 
     def resolve_invites(root: Any, info: Any, table_id: int) -> list[dict[str, Any]]:
         p = principal_of(info)
-        return services.invites_of(table_id=table_id, player=p.player, scope=p.app)
+        live = services.invites_of(table_id=table_id, player=p.player, scope=p.app)
+        return [invite_body(i) for i in live.order_by(*INVITE_PAGES.fields)]
+
+    def resolve_invite_page(
+        root: Any, info: Any, table_id: int, first: int | None, after: str | None = None
+    ) -> Any:
+        p = principal_of(info)
+        live = services.invites_of(table_id=table_id, player=p.player, scope=p.app)
+        return pages.connection(InviteConnection, live, INVITE_PAGES, invite_body, first, after)
 
     def resolve_invite_table(root: Any, info: Any, code: str) -> TableRef:
         p = principal_of(info)
@@ -230,6 +258,7 @@ class Mutation(
     PushMutations,
     ExportMutations,
     AppMutations,
+    KeyMutations,
     graphene.ObjectType,
 ):
     update_me = UpdateMe.Field()

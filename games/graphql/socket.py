@@ -43,7 +43,7 @@ from django.utils import translation
 from graphql import DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema, OperationType, execute
 from graphql.execution import create_source_event_stream
 
-from games import accounts
+from games import accounts, quotas
 from games.accounts import Principal
 from games.errors import ServiceError
 from games.graphql.view import HeartsGraphQLView, Refused, _charge_request, _coded
@@ -95,6 +95,7 @@ class Socket:
     ops: dict[str, Operation] = field(default_factory=dict)
     entry: str = field(default_factory=lambda: f"{os.getpid()}-{uuid.uuid4().hex}")
     held: list[sockets.Scope] = field(default_factory=list)  # the socket's own cap entry
+    sub_scopes: list[sockets.Scope] | None = None  # its subscriptions' caps and stream quotas, once read
     last_heard: float = field(default_factory=time.monotonic)
     opened: float = field(default_factory=time.monotonic)
     pinged: float = 0.0  # when the last `ping` went out
@@ -370,7 +371,13 @@ class Socket:
         return OperationContext(self)
 
     def _sub_scopes(self) -> list[sockets.Scope]:
-        return _scopes("subscriptions", self.principal) if self.principal is not None else []
+        return self.sub_scopes or []
+
+    def _read_sub_scopes(self) -> list[sockets.Scope]:
+        """A subscription's places: the subscription caps, and the stream quotas (games/quotas.py)
+        it shares with the caller's event streams."""
+        assert self.principal is not None
+        return _scopes("subscriptions", self.principal) + quotas.stream_scopes(self.principal)
 
     async def start(self, op_id: str, payload: dict[str, Any]) -> None:
         query, variables, name = payload.get("query"), payload.get("variables"), payload.get("operationName")
@@ -464,6 +471,8 @@ class Socket:
             )
             return
         if self.principal is not None:
+            if self.sub_scopes is None:
+                self.sub_scopes = await _db(self._read_sub_scopes)
             scopes, entry = self._sub_scopes(), f"{self.entry}:{op_id}"
             full = await _db(sockets.acquire, scopes, entry)
             if full is not None:
@@ -610,6 +619,9 @@ class OperationContext(HttpRequest):
 
 
 def _cap(code: str, full: sockets.Scope) -> ServiceError:
+    quota = quotas.quota_of_scope(full)
+    if quota is not None:  # a stream quota, shared with the event streams
+        return quotas.exceeded(quota, full[1])
     name, limit = full
     what = "sockets" if code == "too_many_sockets" else "subscriptions"
     per = next((p for p in ("app", "address") if f":{p}:" in name), "token")

@@ -20,6 +20,7 @@ from games.graphql.enums import Phase
 from games.graphql.events import STREAM_TYPES, StreamEvent
 from games.graphql.types import LegalActions, Table, TableRef
 from games.live import events as streams
+from games.operations import scopes
 
 IDLE_SECONDS = 30.0  # a quiet subscription's generator wakes this often (liveness is the socket's)
 
@@ -118,6 +119,7 @@ class Subscription(graphene.ObjectType):
         root: Any, info: Any, table_id: int, after: str | None = None
     ) -> AsyncIterator[dict[str, Any]]:
         principal = _caller(info)
+        principal.require_scope(scopes.SUBSCRIPTIONS["tableEvents"])
         info.context.allow_stream(f"table:{table_id}")
         raw = after.strip() if after and after.strip() else None
         position, first = await streams.open_table(principal, table_id, raw)
@@ -131,6 +133,7 @@ class Subscription(graphene.ObjectType):
         root: Any, info: Any, after: str | None = None
     ) -> AsyncIterator[dict[str, Any]]:
         principal = _caller(info)
+        principal.require_scope(scopes.SUBSCRIPTIONS["myEvents"])
         info.context.allow_stream("me")
         principal.require_player("myEvents needs a player's token")
         raw = after.strip() if after and after.strip() else None

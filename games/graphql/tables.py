@@ -290,6 +290,7 @@ class PlayerInfo(graphene.ObjectType):
 class CredentialPayload(graphene.ObjectType):
     player = graphene.Field(PlayerInfo)
     token = graphene.String(description="Bearer token: shown once, stored hashed")
+    expires_at = graphene.DateTime(description="When the token stops working (null: never)")
     errors = graphene.List(graphene.NonNull(Error), required=True)
 
 

@@ -12,6 +12,7 @@ import graphene
 from games import operations as ops
 from games import services, standings
 from games.errors import ServiceError
+from games.graphql import pages
 from games.graphql.base import OperationMutation, principal_of
 from games.graphql.inputs import ClocksInput, TableOptionsInput, clocks_given, options_given
 from games.graphql.types import Clocks, Error, Table, TableOptions, TableRef
@@ -117,9 +118,22 @@ def _body(model: TournamentModel) -> dict[str, Any]:
     return {**standings.body(model), "_model": model}
 
 
+class TournamentConnection(graphene.relay.Connection):
+    class Meta:
+        node = Tournament
+
+
 class TournamentQuery(graphene.ObjectType):
     tournaments = graphene.List(
-        graphene.NonNull(Tournament), required=True, description="App key: its tournaments, newest first"
+        graphene.NonNull(Tournament),
+        required=True,
+        description="App key: its newest 100 tournaments, newest first (tournamentPage pages them all)",
+    )
+    tournament_page = graphene.Field(
+        TournamentConnection,
+        required=True,
+        **pages.args(),
+        description="App key: its tournaments, newest first (errors: invalid_cursor)",
     )
     tournament = graphene.Field(
         Tournament, id=graphene.Int(required=True), description="App key: one of its tournaments"
@@ -128,6 +142,11 @@ class TournamentQuery(graphene.ObjectType):
     @staticmethod
     def resolve_tournaments(root: Any, info: Any) -> list[dict[str, Any]]:
         return [_body(t) for t in standings.tournaments_of(_tournament_caller(info).app)[:100]]  # type: ignore[arg-type]
+
+    @staticmethod
+    def resolve_tournament_page(root: Any, info: Any, first: int | None, after: str | None = None) -> Any:
+        rows = standings.tournaments_of(_tournament_caller(info).app)  # type: ignore[arg-type]
+        return pages.connection(TournamentConnection, rows, standings.TOURNAMENT_PAGES, _body, first, after)
 
     @staticmethod
     def resolve_tournament(root: Any, info: Any, id: int) -> dict[str, Any] | None:

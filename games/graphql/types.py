@@ -37,6 +37,8 @@ class Error(graphene.ObjectType):
     code = graphene.Field(ErrorCode, required=True)
     message = graphene.String(required=True)
     field = graphene.String(description="The input field at fault, when there is one")
+    quota = graphene.String(description="quota_exceeded: the quota that is full (docs/rest.md#quotas)")
+    limit = graphene.Int(description="quota_exceeded: the quota's limit (and the limit of other caps)")
 
 
 class Seat(graphene.ObjectType):

@@ -49,6 +49,7 @@ from games.accounts import Principal, bearer_secret, principal_from_header
 from games.errors import ServiceError
 from games.graphql.limits import limits_rule
 from games.infra import metrics, ratelimit
+from games.operations import scopes
 from hearts_service import jsonbody, outages
 
 log = logging.getLogger(__name__)
@@ -117,17 +118,23 @@ def _count(request: HttpRequest, field: str, args: dict[str, Any]) -> None:
 
 def limit_root_fields(schema: GraphQLSchema) -> None:
     """Wrap the resolver of every root query and mutation field with `_count` (once per schema):
-    only root fields pay for it, unlike a middleware, which wraps every field of the answer."""
+    only root fields pay for it, unlike a middleware, which wraps every field of the answer. A
+    query field also checks the scope an app key needs for it (games.operations.scopes; a
+    mutation's operation checks its own)."""
     for root in (schema.query_type, schema.mutation_type):
-        for field in root.fields.values() if root else ():
+        for name, field in root.fields.items() if root else ():
             if getattr(field.resolve, "counted", False):
                 continue
-            field.resolve = _counted(field.resolve or default_field_resolver)
+            scope = scopes.graphql_read(name) if root is schema.query_type else None
+            field.resolve = _counted(field.resolve or default_field_resolver, scope)
 
 
-def _counted(resolve: Any) -> Any:
+def _counted(resolve: Any, scope: str | None = None) -> Any:
     def counted(source: Any, info: Any, **args: Any) -> Any:
         _count(info.context, info.field_name, args)
+        principal: Principal | None = getattr(info.context, "principal", None)
+        if principal is not None:
+            principal.require_scope(scope)  # missing_scope, as this field's error
         return resolve(source, info, **args)
 
     counted.counted = True  # type: ignore[attr-defined]

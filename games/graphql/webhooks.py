@@ -15,6 +15,7 @@ from games import operations as ops
 from games import paging, webhooks
 from games.accounts import Principal
 from games.errors import ServiceError
+from games.graphql import pages
 from games.graphql.base import OperationMutation, app_of
 from games.graphql.types import Error
 from games.operations.webhooks import DENIED, delivery_id
@@ -108,11 +109,25 @@ def _endpoint_or_none(info: Any, webhook_id: int) -> WebhookEndpoint | None:
         raise
 
 
+class WebhookConnection(graphene.relay.Connection):
+    class Meta:
+        node = Webhook
+
+
 class WebhookQueries(graphene.ObjectType):
     """The Query fields of webhooks (a base of games.graphql.schema.Query)."""
 
     webhooks = graphene.List(
-        graphene.NonNull(Webhook), required=True, description="App key: your webhook endpoints, oldest first"
+        graphene.NonNull(Webhook),
+        required=True,
+        description="App key: your webhook endpoints, oldest first: all of them, at most "
+        "WEBHOOK_MAX_PER_APP (webhookPage pages them)",
+    )
+    webhook_page = graphene.Field(
+        WebhookConnection,
+        required=True,
+        **pages.args(),
+        description="App key: your webhook endpoints, oldest first (errors: invalid_cursor)",
     )
     webhook = graphene.Field(Webhook, id=graphene.Int(required=True), description="Null when not yours")
     deliveries = graphene.Field(
@@ -132,6 +147,11 @@ class WebhookQueries(graphene.ObjectType):
 
     def resolve_webhooks(root: Any, info: Any) -> list[dict[str, Any]]:
         return [webhooks.endpoint_body(e) for e in webhooks.endpoints_of(app_of(info, DENIED))]
+
+    def resolve_webhook_page(root: Any, info: Any, first: int | None, after: str | None = None) -> Any:
+        rows = webhooks.endpoints_of(app_of(info, DENIED))
+        body = webhooks.endpoint_body
+        return pages.connection(WebhookConnection, rows, webhooks.ENDPOINT_PAGES, body, first, after)
 
     def resolve_webhook(root: Any, info: Any, id: int) -> dict[str, Any] | None:
         endpoint = _endpoint_or_none(info, id)

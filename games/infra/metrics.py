@@ -23,6 +23,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -51,6 +52,11 @@ REFUSALS = Counter(
     "hearts_refusals",
     "Requests refused with an error code, by code and API (rest, graphql)",
     ["code", "api"],
+)
+QUOTA_REFUSALS = Counter(
+    "hearts_quota_refusals",  # exposed as hearts_quota_refusals_total
+    "Requests refused with quota_exceeded, by quota (streams_per_token, open_tables...; games/quotas.py)",
+    ["quota"],
 )
 TIMEOUTS = Counter(
     "hearts_turn_timeouts",
@@ -124,6 +130,24 @@ WEB_QUEUED = Counter(
     "hearts_web_requests_queued",  # exposed as hearts_web_requests_queued_total
     "Requests that waited for one of the web process's slots (WEB_MAX_CONCURRENT_REQUESTS) before running",
 )
+CLOCK_LAG_SECONDS = Histogram(
+    "hearts_clock_lag_seconds",
+    "Time from a turn clock's deadline to the server acting for the late seats (the clock lane, the "
+    "sweep, or a reader finding the clock run out)",
+    buckets=_QUEUE,
+)
+WEBHOOK_ATTEMPTS = Counter(
+    "hearts_webhook_attempts",  # exposed as hearts_webhook_attempts_total
+    "Webhook delivery attempts by outcome: succeeded, retry (failed, tried again later), failed (failed "
+    "for good: no attempt left), disabled (not sent: the app disabled the endpoint)",
+    ["outcome"],
+)
+STREAMS_OPEN = Gauge(
+    "hearts_streams_open",
+    "Event streams open now (SSE, NDJSON and GraphQL subscriptions), by kind (table, player)",
+    ["kind"],
+    multiprocess_mode="livesum",  # the processes alive now, added up
+)
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -168,8 +192,29 @@ def web_request_queued() -> None:
     WEB_QUEUED.inc()
 
 
+def clock_late(seconds: float) -> None:
+    """The server acted for a seat whose clock ran out `seconds` ago; observed when the move commits."""
+    transaction.on_commit(lambda: CLOCK_LAG_SECONDS.observe(max(0.0, seconds)))
+
+
+def webhook_attempted(outcome: str) -> None:
+    WEBHOOK_ATTEMPTS.labels(outcome).inc()
+
+
+def stream_opened(kind: str) -> None:
+    STREAMS_OPEN.labels(kind).inc()
+
+
+def stream_closed(kind: str) -> None:
+    STREAMS_OPEN.labels(kind).dec()
+
+
 def refused(code: str, api: str = "rest") -> None:
     REFUSALS.labels(code, api).inc()
+
+
+def quota_refused(quota: str) -> None:
+    QUOTA_REFUSALS.labels(quota).inc()
 
 
 @contextmanager
@@ -246,15 +291,20 @@ def _allowed(request: HttpRequest) -> bool:
     return address.is_private or address.is_loopback
 
 
-def metrics_view(request: HttpRequest) -> HttpResponse:
-    """GET /metrics in the Prometheus text format (see `_allowed` for who may read it)."""
+def metrics_view(request: HttpRequest, scraped: CollectorRegistry | None = None) -> HttpResponse:
+    """GET /metrics in the Prometheus text format (see `_allowed` for who may read it), followed by
+    `scraped`: collectors that look at the service's dependencies at each scrape (the URLconf
+    passes hearts_service.health's: the database, Redis and the lanes' queues)."""
     if not _allowed(request):
         refused("metrics_forbidden", "metrics")
         return JsonResponse(
             messages.body("metrics_forbidden", "metrics need the metrics token or a private address"),
             status=403,
         )
-    return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)
+    body = generate_latest(registry())
+    if scraped is not None:
+        body += generate_latest(scraped)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
 
 
 def start_exporter(port: int) -> None:

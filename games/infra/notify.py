@@ -17,6 +17,7 @@ from django.conf import settings
 from redis.connection import parse_url
 
 from games.infra import clocks
+from hearts_service import tracing
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -86,7 +87,9 @@ def publish(
         for listener in list(_listeners):
             listener(table_id, version, players)
         return
-    _outbox().put(_Note(table_id, version, frozenset(player_ids), clock))
+    _outbox().put(
+        _Note(table_id, version, frozenset(player_ids), clock, tracing.traceparent() if tracing.ON else None)
+    )
 
 
 # Without Redis, the stream hubs of this process (one per event loop), called with each wake-up.
@@ -105,6 +108,7 @@ class _Note:
     version: int
     players: frozenset[int]
     clock: dt.datetime | bool | None
+    trace: str | None = None  # the committing span's W3C traceparent, with tracing on
 
 
 class _Outbox:
@@ -171,9 +175,11 @@ def send(notes: Iterable[_Note]) -> None:
     try:
         with client.pipeline(transaction=False) as pipe:
             for note in notes:
-                pipe.publish(table_channel(note.table_id), str(note.version))
+                # `<version>`, or `<version>;<traceparent>` with tracing on (games.live.fanout reads both)
+                tail = f";{note.trace}" if note.trace else ""
+                pipe.publish(table_channel(note.table_id), f"{note.version}{tail}")
                 for player_id in note.players:
-                    pipe.publish(player_channel(player_id), f"{note.table_id}:{note.version}")
+                    pipe.publish(player_channel(player_id), f"{note.table_id}:{note.version}{tail}")
                 if note.clock is not False:
                     deadline = note.clock if isinstance(note.clock, dt.datetime) else None
                     clocks.stage(pipe, note.table_id, deadline)

@@ -25,6 +25,7 @@ from games.accounts import Principal
 from games.errors import ServiceError
 from games.infra import metrics
 from games.live import fanout
+from hearts_service import tracing
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.models import Table
@@ -196,7 +197,11 @@ async def next_batch(
         return None
     moves = read.moves_from(first) if limit is not None else None
     if moves is not None:
-        return shared_batch(read, moves, principal, after, limit)
+        batch = shared_batch(read, moves, principal, after, limit)
+        if read.origin is not None and batch.events:  # traced: this viewer's share of the change
+            viewer = "player" if principal.player is not None else "app"
+            tracing.delivered(read.origin, table_id, batch.end.seq, len(batch.events), viewer)
+        return batch
     return await _db(catch_up, principal, table_id, after)
 
 

@@ -42,6 +42,7 @@ from redis.backoff import NoBackoff
 from games import reads, services
 from games.engine import state_from_dict
 from games.infra import metrics, notify, presence, spectators
+from hearts_service import tracing
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.engine import State
@@ -81,6 +82,7 @@ class Read:
     cut: int | None = None  # with a spectator delay: the last move delayed spectators may see
     due: float | None = None  # a delay in seconds: when (epoch seconds) the next move comes due
     _state: State | None = field(default=None, repr=False)
+    origin: Any = None  # with tracing on: the span of this read (hearts_service.tracing.fanout_span)
 
     @property
     def version(self) -> int:
@@ -160,6 +162,7 @@ class Feed:
         self.read: Read | None = None
         self.floor: int | None = None  # before the first read: the oldest version a stream holds
         self.announced = 0  # the latest version a wake-up or the poll announced
+        self.origin: Any = None  # with tracing on: the trace of the change last announced
         self.forced = False
         self.task: asyncio.Task[None] | None = None
         self.reads = 0
@@ -182,15 +185,19 @@ class Feed:
         ):
             self.announce(None)  # delayed spectators are served from a shared read with the cut
 
-    def announce(self, version: int | None) -> None:
+    def announce(self, version: int | None, origin: Any = None) -> None:
         """The table reached `version` (None: unknown, read anyway): read it unless the last read
-        or the one in flight covers it."""
+        or the one in flight covers it. `origin`: the trace of the change (hearts_service.tracing)."""
+        if origin is not None:
+            self.origin = origin
         if version is None:
             self.forced = True
         else:
             self.announced = max(self.announced, version)
         if self.task is None and self._behind():
             self.task = asyncio.get_running_loop().create_task(self._refresh())
+        elif self.task is None:
+            self.origin = None  # read already: no read of this feed belongs to that change
 
     def _behind(self) -> bool:
         return self.forced or self.read is None or self.announced > self.read.version
@@ -202,7 +209,9 @@ class Feed:
                 base, target = self.read, self.announced
                 since = base.version if base is not None else self.floor
                 kept_from = base.lo if base is not None else None
-                got = await db(_shared_read, self.table_id, since, kept_from)
+                origin, self.origin = self.origin, None
+                with tracing.fanout_span(self.table_id, origin, len(self.viewers)) as traced:
+                    got = await db(_shared_read, self.table_id, since, kept_from)
                 self.reads += 1
                 if got is None:
                     return
@@ -212,6 +221,7 @@ class Feed:
                 if base is not None and table.version < base.version:
                     continue  # never go back
                 self.read = _merge(base, got)
+                self.read.origin = traced
                 self._schedule(got.due)
                 if base is None or self.read.version > base.version or self.read.cut != base.cut:
                     for event in self.viewers:
@@ -219,7 +229,7 @@ class Feed:
         except Exception:  # a failed read wakes nobody; the next wake-up or poll reads again
             log.exception("stream feed of table %s: shared read failed", self.table_id)
         finally:
-            self.task = None
+            self.task, self.origin = None, None
 
     def _schedule(self, due: float | None) -> None:
         """A delay in seconds moves the cut with time alone: read again when the next move is due."""
@@ -338,11 +348,13 @@ class Hub:
             self.loop.call_soon_threadsafe(self._news_here, table_id, version, players)
 
     def _news_here(self, table_id: int, version: int, players: frozenset[int]) -> None:
+        # Called in a copy of the committing thread's context: its span is the change's.
+        origin = tracing.capture()
         feed = self.feeds.get(table_id)
         if feed is not None:
-            feed.announce(version)
+            feed.announce(version, origin)
         for player_id in players:
-            self._player_news(player_id, table_id, version)
+            self._player_news(player_id, table_id, version, origin)
 
     # -- registrations ----------------------------------------------------------------------
 
@@ -479,6 +491,8 @@ class Hub:
         if kind != "message":
             return
         data = data.decode() if isinstance(data, bytes) else str(data)
+        data, _, trace = data.partition(";")  # `;<traceparent>` with tracing on (notify.send)
+        origin = tracing.from_traceparent(trace) if trace else None
         tail = channel.rpartition(":")[2]
         try:
             if not tail.isdigit():
@@ -486,17 +500,17 @@ class Hub:
             if channel == notify.table_channel(int(tail)):
                 feed = self.feeds.get(int(tail))
                 if feed is not None:
-                    feed.announce(int(data))
+                    feed.announce(int(data), origin)
             elif channel == notify.player_channel(int(tail)):
                 table, _, version = data.partition(":")
-                self._player_news(int(tail), int(table), int(version))
+                self._player_news(int(tail), int(table), int(version), origin)
         except ValueError:
             log.warning("streams: malformed wake-up %r on %s", data[:40], channel)
 
-    def _player_news(self, player_id: int, table_id: int, version: int | None) -> None:
+    def _player_news(self, player_id: int, table_id: int, version: int | None, origin: Any = None) -> None:
         feed = self.feeds.get(table_id)
         if feed is not None:
-            feed.announce(version)
+            feed.announce(version, origin)
         for follow in self.players.get(player_id, ()):
             if table_id not in follow.tables:
                 follow.discover = True
@@ -580,7 +594,10 @@ async def following(player_id: int | None = None, present_as: int | None = None)
     channel (a player's stream), and `present_as` the player it counts as present at the tables
     it follows (games.infra.presence)."""
     follow = await hub().following(player_id, present_as)
+    kind = "table" if player_id is None else "player"
+    metrics.stream_opened(kind)
     try:
         yield follow
     finally:
+        metrics.stream_closed(kind)
         follow.close()

@@ -10,7 +10,15 @@ from games.operations.bots import DELETE_BOT, REGISTER_BOT, ROTATE_BOT_SECRET, U
 from games.operations.erasure import ERASE_ME, ERASE_PLAYER
 from games.operations.exports import CREATE_MY_EXPORT, CREATE_PLAYER_EXPORT
 from games.operations.invites import CREATE_INVITE, JOIN_BY_INVITE, REVOKE_INVITE
-from games.operations.players import CREATE_GUEST, CREATE_PLAYER, CREATE_PLAYER_TOKEN, REVOKE_TOKEN, UPDATE_ME
+from games.operations.keys import CREATE_API_KEY, REVOKE_API_KEY, ROTATE_API_KEY
+from games.operations.players import (
+    CREATE_GUEST,
+    CREATE_PLAYER,
+    CREATE_PLAYER_TOKEN,
+    REFRESH_TOKEN,
+    REVOKE_TOKEN,
+    UPDATE_ME,
+)
 from games.operations.push import (
     DELETE_APNS_CREDENTIAL,
     DELETE_DEVICE,
@@ -49,6 +57,7 @@ ALL: tuple[Operation, ...] = (
     CREATE_PLAYER,
     CREATE_PLAYER_TOKEN,
     REVOKE_TOKEN,
+    REFRESH_TOKEN,
     UPDATE_ME,
     ERASE_PLAYER,
     ERASE_ME,
@@ -90,12 +99,16 @@ ALL: tuple[Operation, ...] = (
     RESTORE_TABLE,
     CREATE_MY_EXPORT,
     CREATE_PLAYER_EXPORT,
+    CREATE_API_KEY,
+    REVOKE_API_KEY,
+    ROTATE_API_KEY,
 )
 
 __all__ = [
     "ABANDON_TABLE",
     "ADD_BOT",
     "ALL",
+    "CREATE_API_KEY",
     "CREATE_GUEST",
     "CREATE_INVITE",
     "CREATE_MY_EXPORT",
@@ -122,13 +135,16 @@ __all__ = [
     "QUICK_PLAY",
     "RECLAIM_SEAT",
     "REDELIVER",
+    "REFRESH_TOKEN",
     "REGISTER_BOT",
     "REGISTER_DEVICE",
     "REGISTER_PLAYER_DEVICE",
     "REQUEST_REMATCH",
     "RESTORE_TABLE",
+    "REVOKE_API_KEY",
     "REVOKE_INVITE",
     "REVOKE_TOKEN",
+    "ROTATE_API_KEY",
     "ROTATE_BOT_SECRET",
     "ROTATE_WEBHOOK_SECRET",
     "SET_APNS_CREDENTIAL",

@@ -11,6 +11,8 @@ from drf_spectacular.utils import extend_schema_serializer
 
 import games.records.archive as archive
 from games import reads, services
+from games.accounts import Scope
+from games.audit import Audited
 from games.errors import Code, ServiceError
 from games.models import App
 from games.operations.base import Access, Call, Operation
@@ -50,6 +52,8 @@ def _update(c: Call) -> dict[str, Any]:
 
 UPDATE_APP = Operation(
     name="updateApp",
+    audited=Audited("app", App, ("retention_days",), app=True),
+    scope=Scope.app_write,
     description="App key: change your app's settings: how many days your finished tables stay in the "
     "database before they move to the archive (docs/data.md). Answers the app after the change.",
     input=UpdateAppIn,
@@ -71,6 +75,8 @@ def _restore(c: Call) -> services.Outcome:
 
 RESTORE_TABLE = Operation(
     name="restoreTable",
+    audited=Audited("table", id_in="table_id"),  # data retention: recorded too
+    scope=Scope.tables_write,
     description="App key: bring one of your archived tables back into the database (sealed, as it was "
     "before archiving). Every read answers the same either way; a restored table stays for a whole "
     "retention period again. Answers the table.",

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from games.accounts import Principal
+from django.db import transaction
+
+from games import audit, quotas
+from games.accounts import SCOPES, Principal
 from games.errors import Code
 from games.models import App
 from games.operations.fields import StrictSerializer, validated
@@ -79,6 +82,8 @@ class Operation:
     the codes the operation itself can answer; those of its access, version and idempotency key are
     added by `codes()`. A `versioned` operation takes the version the client saw (REST: If-Match or
     `expected_version`; GraphQL: `expectedVersion`); an `idempotent` one takes a retry key.
+    `scope` is what an app key needs to call it (games.accounts.Scope; 403 missing_scope without):
+    every operation an app key may call declares one, and both adapters check it through `allowed`.
     """
 
     name: str
@@ -91,14 +96,27 @@ class Operation:
     versioned: bool = False
     idempotent: bool = False
     denied: str = ""  # the message of an access refusal ("": the default one)
+    scope: str | None = None  # the scope an app key needs (None: no app key may call it)
+    # The quota (games/quotas.py) a call takes one more of (its creation runs holding the app's
+    # row; 429 quota_exceeded when full), and how an app key's call is recorded in the audit trail
+    # (games/audit.py; None: as any operation of a configuration scope, from its path, or not at all).
+    quota: str | None = None
+    audited: audit.Audited | None = None
+
+    def __post_init__(self) -> None:
+        app_may_call = self.access in (Access.ANY, Access.APP)
+        assert app_may_call == (self.scope is not None), f"{self.name}: name its scope"
+        assert self.scope is None or self.scope in SCOPES, f"{self.name}: unknown scope {self.scope}"
 
     def codes(self) -> tuple[Code | tuple[Code, int], ...]:
         """Every code this operation can answer with, its own first."""
-        extra: list[Code] = [*ACCESS_CODES[self.access]]
+        extra: list[Code] = [*ACCESS_CODES[self.access], *([Code.missing_scope] if self.scope else [])]
         if self.versioned:
             extra += VERSION_CODES
         if self.idempotent:
             extra += IDEMPOTENCY_CODES
+        if self.quota is not None:
+            extra.append(Code.quota_exceeded)
         return (*self.errors, *(c for c in extra if c not in self.errors))
 
     def allowed(self, principal: Principal) -> None:
@@ -107,6 +125,7 @@ class Operation:
             principal.require_player(*([self.denied] if self.denied else []))
         elif self.access is Access.APP:
             principal.require_app(self.denied or "only an app key can do this")
+        principal.require_scope(self.scope)
 
     def parse(self, data: Any) -> dict[str, Any]:
         """The checked input (DRF ValidationError, 400 invalid_input, naming each bad field)."""
@@ -115,5 +134,33 @@ class Operation:
     def __call__(
         self, principal: Principal | None, data: dict[str, Any], idem: Idempotency | None = None
     ) -> Any:
-        """Run it for `principal` on input already parsed (and the path's values added)."""
-        return self.run(Call(principal, data, idem))
+        """Run it for `principal` on input already parsed (and the path's values added): within
+        its quota, and recorded in the audit trail when an app key changes configuration; both in
+        one transaction with the change."""
+        call = Call(principal, data, idem)
+        spec = self.audited_as(principal)
+        if self.quota is None and spec is None:
+            return self.run(call)
+        with transaction.atomic():
+            app = principal.app if principal is not None else None
+            target = spec.target_id(app.pk, data) if spec is not None and app is not None else None
+            before = spec.state(target) if spec is not None else None
+            if self.quota is not None:
+                with quotas.holding(app, self.quota):
+                    out = self.run(call)
+            else:
+                out = self.run(call)
+            if spec is not None and principal is not None and not getattr(out, "replayed", False):
+                audit.record_operation(spec, self.name, principal, data, before, out)
+        return out
+
+    def audited_as(self, principal: Principal | None) -> audit.Audited | None:
+        """How this call is recorded: an app key's call of a configuration operation (one that
+        declares `audit`, or one of a configuration scope) is; anything else is not."""
+        if principal is None or not principal.is_app or principal.app is None:
+            return None
+        if self.audited is not None:
+            return self.audited
+        if self.scope in audit.CONFIG_SCOPES:
+            return audit.generic(self.path, self.scope)
+        return None

@@ -12,7 +12,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 
 from games import extbots
+from games.accounts import Scope
+from games.audit import Audited, rotated
 from games.errors import Code
+from games.models import BotEndpoint
 from games.operations.base import Access, Call, Operation
 from games.operations.fields import (
     EmptyIn,
@@ -23,6 +26,7 @@ from games.operations.fields import (
 )
 
 _LOW, _HIGH = extbots.TIMEOUT_LIMITS
+FIELDS = ("name", "url", "timeout_ms", "enabled")  # what the audit trail records (games/audit.py)
 DENIED = "bots are registered with an app key"
 ONE = (Code.not_found,)  # an operation on one of the app's bots
 INPUT = (Code.invalid_url, Code.bot_name_taken)  # the checks of a name and a URL
@@ -82,6 +86,9 @@ def _rotate(c: Call) -> dict[str, Any]:
 
 REGISTER_BOT = Operation(
     name="registerBot",
+    quota="bots",
+    audited=Audited("bot", BotEndpoint, FIELDS),
+    scope=Scope.bots_write,
     description="App key: a new bot endpoint; seats name it as the level ext:<name>. The answer holds "
     "its signing secret, shown this once. Errors: invalid_input (name, timeout_ms), invalid_url (with "
     "private addresses refused), bot_name_taken.",
@@ -94,6 +101,8 @@ REGISTER_BOT = Operation(
 
 UPDATE_BOT = Operation(
     name="updateBot",
+    audited=Audited("bot", BotEndpoint, FIELDS, id_in="bot_id"),
+    scope=Scope.bots_write,
     description="App key: change a bot's name, URL, timeout or enabled (the fields left out stay).",
     input=BotPatchIn,
     path=("bot_id",),
@@ -105,6 +114,8 @@ UPDATE_BOT = Operation(
 
 ROTATE_BOT_SECRET = Operation(
     name="rotateBotSecret",
+    audited=Audited("bot", BotEndpoint, FIELDS, id_in="bot_id", changed=rotated),
+    scope=Scope.bots_write,
     description="App key: a new signing secret for a bot, shown this once; the old one stops at once.",
     input=EmptyIn,
     path=("bot_id",),
@@ -116,6 +127,8 @@ ROTATE_BOT_SECRET = Operation(
 
 DELETE_BOT = Operation(
     name="deleteBot",
+    audited=Audited("bot", BotEndpoint, FIELDS, id_in="bot_id"),
+    scope=Scope.bots_write,
     description="App key: forget a bot; its seats' moves fall back to the basic bot (reason disabled).",
     input=EmptyIn,
     path=("bot_id",),

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from games import accounts
+from games.accounts import Scope
+from games.audit import Audited
 from games.errors import Code
 from games.operations.base import Access, Call, Operation
 from games.operations.fields import EmptyIn
@@ -34,6 +36,8 @@ _WHAT = (
 
 ERASE_PLAYER = Operation(
     name="erasePlayer",
+    audited=Audited("player", id_in="player_id", changed=lambda _: {"erased": [None, True]}),
+    scope=Scope.erasure,
     description=f"App key: erase one of your players (another app's player: not_found): {_WHAT}",
     input=EmptyIn,
     path=("player_id",),

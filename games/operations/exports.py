@@ -8,6 +8,7 @@ Reading a job and downloading its document are reads, served beside them.
 
 from __future__ import annotations
 
+from games.accounts import Scope
 from games.errors import Code
 from games.operations.base import Access, Operation
 from games.operations.fields import EmptyIn
@@ -33,6 +34,7 @@ CREATE_MY_EXPORT = Operation(
 
 CREATE_PLAYER_EXPORT = Operation(
     name="createPlayerExport",
+    scope=Scope.exports_write,
     description="App key: an export of one of your players' data, as createMyExport makes it. "
     "Another app's player: not_found. " + _DONE_OR_PENDING,
     input=EmptyIn,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_serializer
 
 from games import services
+from games.accounts import Scope
 from games.errors import Code
 from games.operations.base import Access, Operation
 from games.operations.fields import EmptyIn, StrictIntegerField, StrictSerializer
@@ -39,6 +40,7 @@ class CreateInviteIn(StrictSerializer):
 
 CREATE_INVITE = Operation(
     name="createInvite",
+    scope=Scope.tables_write,
     description="A new invite code to an open table, by one of its seated players or its app.",
     input=CreateInviteIn,
     path=("table_id",),
@@ -54,6 +56,7 @@ CREATE_INVITE = Operation(
 
 REVOKE_INVITE = Operation(
     name="revokeInvite",
+    scope=Scope.tables_write,
     description="Revoke an invite code of a table for good (its seated players or its app).",
     input=EmptyIn,
     path=("table_id", "code"),

@@ -5,16 +5,18 @@ Each is declared once: REST serves it (games/api/views.py) and GraphQL too (game
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_serializer
 
 from games import accounts
+from games.accounts import Scope
 from games.errors import Code, ServiceError
 from games.models import Player
 from games.operations.base import Access, Call, Operation
-from games.operations.fields import EmptyIn, StrictCharField, StrictSerializer
+from games.operations.fields import EmptyIn, StrictCharField, StrictIntegerField, StrictSerializer
 
 
 def name_field() -> StrictCharField:
@@ -22,10 +24,32 @@ def name_field() -> StrictCharField:
     return StrictCharField(max_length=accounts.NAME_MAX, help_text=f"1 to {accounts.NAME_MAX} characters")
 
 
-def credential(player: Player, token: str) -> dict[str, Any]:
-    """A player and a new bearer token of theirs (shown once: only its hash is stored)."""
+def credential(player: Player, token: str, expires_at: dt.datetime | None = None) -> dict[str, Any]:
+    """A player and a new bearer token of theirs (shown once: only its hash is stored), and when
+    the token expires (None: never)."""
     shown = {"id": player.pk, "name": player.name, "external_id": player.external_id}
-    return {"player": shown, "token": token}
+    return {"player": shown, "token": token, "expires_at": expires_at}
+
+
+def expires_in_field(help_text: str) -> StrictIntegerField:
+    return StrictIntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=accounts.TOKEN_LIFETIME_MIN,
+        max_value=accounts.TOKEN_LIFETIME_MAX,
+        help_text=help_text,
+    )
+
+
+@extend_schema_serializer(component_name="CreatePlayerToken")
+class CreatePlayerTokenIn(StrictSerializer):
+    """A token's lifetime."""
+
+    expires_in = expires_in_field(
+        f"Seconds the token works ({accounts.TOKEN_LIFETIME_MIN} to {accounts.TOKEN_LIFETIME_MAX}), then "
+        "401 token_expired; left out or null: until revoked"
+    )
 
 
 @extend_schema_serializer(component_name="CreateGuest")
@@ -60,6 +84,7 @@ class CreatePlayerIn(StrictSerializer):
 
 CREATE_PLAYER = Operation(
     name="createPlayer",
+    scope=Scope.players_write,
     description="App key: a player for one of the app's users, and a first bearer token.",
     input=CreatePlayerIn,
     access=Access.APP,
@@ -74,13 +99,16 @@ def _token(c: Call) -> dict[str, Any]:
     app = c.principal.app
     assert app is not None  # Access.APP
     player = accounts.player_of(app, c["player_id"])
-    return credential(player, accounts.token_issue(player=player))
+    return credential(player, *accounts.token_issued(player=player, expires_in=c.get("expires_in")))
 
 
 CREATE_PLAYER_TOKEN = Operation(
     name="createPlayerToken",
-    description="App key: another bearer token for one of the app's players.",
-    input=EmptyIn,
+    scope=Scope.players_write,
+    description="App key: another bearer token for one of the app's players, which works until revoked "
+    "or, with `expires_in`, for that many seconds (then 401 token_expired; the player refreshes it "
+    "with refreshToken before then).",
+    input=CreatePlayerTokenIn,
     path=("player_id",),
     access=Access.APP,
     denied="only an app key can issue its players' tokens",
@@ -96,11 +124,40 @@ def _revoke(c: Call) -> None:
 
 REVOKE_TOKEN = Operation(
     name="revokeToken",
+    scope=Scope.players_write,
     description="Revoke the player token this request is made with.",
     input=EmptyIn,
     path=("bearer",),
     run=_revoke,
     errors=(Code.not_a_player_token,),
+)
+
+
+@extend_schema_serializer(component_name="RefreshToken")
+class RefreshTokenIn(StrictSerializer):
+    """The new token's lifetime."""
+
+    expires_in = expires_in_field(
+        f"Seconds the new token works ({accounts.TOKEN_LIFETIME_MIN} to {accounts.TOKEN_LIFETIME_MAX}); "
+        "left out or null: as long as the old one was given (never, for a token without expiry)"
+    )
+
+
+def _refresh(c: Call) -> dict[str, Any]:
+    player = c.principal.require_player()
+    return credential(player, *accounts.token_refresh(c.principal, c.get("expires_in")))
+
+
+REFRESH_TOKEN = Operation(
+    name="refreshToken",
+    description="Player token: exchange the token of this request for a new one. The old token keeps "
+    f"working {accounts.REFRESH_OVERLAP} seconds more (requests already on their way), then 401 "
+    "token_expired. Answers the player and the new token (shown once).",
+    input=RefreshTokenIn,
+    access=Access.PLAYER,
+    denied="only a player token can be refreshed",
+    run=_refresh,
+    errors=(Code.token_expired,),
 )
 
 

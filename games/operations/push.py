@@ -18,6 +18,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from games import accounts, messages
+from games.accounts import Scope
 from games.errors import Code
 from games.models import Player
 from games.operations.base import Access, Call, Operation
@@ -144,6 +145,7 @@ REGISTER_DEVICE = Operation(
 
 REGISTER_PLAYER_DEVICE = Operation(
     name="registerPlayerDevice",
+    scope=Scope.push_write,
     description="App key: register a phone or browser of one of your players, as registerDevice "
     "does for a player (another app's player: not_found).",
     input=DeviceIn,
@@ -168,6 +170,7 @@ DELETE_DEVICE = Operation(
 
 DELETE_PLAYER_DEVICE = Operation(
     name="deletePlayerDevice",
+    scope=Scope.push_write,
     description="App key: remove a device of one of your players (another app's player, or a device "
     "that is not theirs: not_found).",
     input=EmptyIn,
@@ -250,6 +253,7 @@ def _set_apns(c: Call) -> dict[str, Any]:
 
 SET_FCM_CREDENTIAL = Operation(
     name="setFcmCredential",
+    scope=Scope.push_write,
     description="App key: set (or replace) the FCM service account your players' fcm devices are "
     "pushed with. Answers your push settings; the private key is stored encrypted and never shown.",
     input=FcmIn,
@@ -261,6 +265,7 @@ SET_FCM_CREDENTIAL = Operation(
 
 SET_APNS_CREDENTIAL = Operation(
     name="setApnsCredential",
+    scope=Scope.push_write,
     description="App key: set (or replace) the APNs token key your players' apns devices are pushed "
     "with. Answers your push settings; the private key is stored encrypted and never shown.",
     input=ApnsIn,
@@ -272,6 +277,7 @@ SET_APNS_CREDENTIAL = Operation(
 
 DELETE_FCM_CREDENTIAL = Operation(
     name="deleteFcmCredential",
+    scope=Scope.push_write,
     description="App key: remove your FCM service account (fcm devices get no pushes until one is set "
     "again; none set: not_found).",
     input=EmptyIn,
@@ -283,6 +289,7 @@ DELETE_FCM_CREDENTIAL = Operation(
 
 DELETE_APNS_CREDENTIAL = Operation(
     name="deleteApnsCredential",
+    scope=Scope.push_write,
     description="App key: remove your APNs key (apns devices get no pushes until one is set again; none "
     "set: not_found).",
     input=EmptyIn,

@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from games import bot_timing, reads, services
+from games.accounts import Scope
 from games.engine.options import OPTION_SPECS
 from games.errors import Code, ServiceError
 from games.operations.base import Access, Call, Operation
@@ -158,6 +159,8 @@ def _create(c: Call) -> services.Outcome:
 
 CREATE_TABLE = Operation(
     name="createTable",
+    quota="open_tables",
+    scope=Scope.tables_write,
     description="A new table: engine options, bots by seat, turn clocks (seconds; null: none), who may "
     "see it, and its spectators' delay. It starts at once when every seat is a bot.",
     input=CreateTableIn,
@@ -230,6 +233,7 @@ class AddBotIn(VersionedIn):
 
 ADD_BOT = Operation(
     name="addBot",
+    scope=Scope.tables_write,
     description="Seat a bot of a level (random, basic, strong, expert, or ext:<name> for a bot the app "
     "brought): an app key or any player of the table's app may.",
     input=AddBotIn,
@@ -258,6 +262,7 @@ class StartTableIn(VersionedIn):
 
 START_TABLE = Operation(
     name="startTable",
+    scope=Scope.tables_write,
     description="Start now with bots of level `fill_with` in the open seats (a seated player or the "
     "app may start). A full table starts by itself.",
     input=StartTableIn,
@@ -277,6 +282,7 @@ START_TABLE = Operation(
 
 ABANDON_TABLE = Operation(
     name="abandonTable",
+    scope=Scope.tables_write,
     description="Close an unfinished table for good (app key).",
     input=VersionedIn,
     path=("table_id",),

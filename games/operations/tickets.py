@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from games import accounts, reads
+from games.accounts import Scope
 from games.errors import Code
 from games.operations.base import Access, Call, Operation
 from games.operations.fields import EmptyIn
@@ -30,6 +31,7 @@ def _table_ticket(c: Call) -> dict[str, Any]:
 
 CREATE_TABLE_STREAM_TICKET = Operation(
     name="createTableStreamTicket",
+    scope=Scope.tables_read,
     description="A ticket that opens this table's event stream as you (your seat's view, or a "
     "spectator's), for a client that cannot send an Authorization header, such as a browser's "
     "EventSource: it lasts 60 s and opens only this table's stream. A table you cannot see: "

@@ -14,6 +14,8 @@ from rest_framework import serializers
 
 from bots import LEVELS
 from games import services, standings
+from games.accounts import Scope
+from games.audit import Audited
 from games.errors import Code
 from games.models import Tournament
 from games.operations.base import Access, Call, Operation
@@ -90,6 +92,10 @@ def _create(c: Call) -> services.Outcome | dict[str, Any]:
 
 CREATE_TOURNAMENT = Operation(
     name="createTournament",
+    quota="tournaments_per_day",
+    # never its entrants (names) nor its seed (a secret until it is over)
+    audited=Audited("tournament", Tournament, ("name", "deal_sets", "options", "clocks", "seed_given")),
+    scope=Scope.tournaments_write,
     description="App key: a duplicate tournament, answered at once with status `starting` while a task "
     "creates and starts its tables (`tablesCreated`), then `running` (docs/tournaments.md). `seed` makes "
     "the deals those of `python -m bots.tournament --seed`. Errors: invalid_input (entrants, deal_sets), "

@@ -14,13 +14,17 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from games import webhooks
+from games.accounts import Scope
+from games.audit import Audited, rotated
 from games.errors import Code, ServiceError
+from games.models import WebhookEndpoint
 from games.operations.base import Access, Call, Operation
 from games.operations.fields import EmptyIn, StrictBooleanField, StrictCharField, StrictSerializer
 
 DENIED = "webhooks are managed with an app key"
 ONE = (Code.not_found,)  # an operation on one of the app's endpoints (or deliveries)
 INPUT = (Code.invalid_url, Code.invalid_event_type)  # the checks of a URL and event types
+FIELDS = ("url", "event_types", "description", "active")  # what the audit trail records (games/audit.py)
 URL_HELP = f"Where deliveries are POSTed: an absolute http(s) URL of at most {webhooks.URL_MAX:,} characters"
 TYPES_HELP = 'Public event types to receive (see docs/webhooks.md), or ["*"] for all of them'
 DESCRIPTION_HELP = f"At most {webhooks.DESCRIPTION_MAX} characters"
@@ -102,6 +106,9 @@ def _redeliver(c: Call) -> dict[str, Any]:
 
 CREATE_WEBHOOK = Operation(
     name="createWebhook",
+    quota="webhooks",
+    audited=Audited("webhook", WebhookEndpoint, FIELDS),
+    scope=Scope.webhooks_write,
     description="App key: a new webhook endpoint, answered with its signing secret (shown this once).",
     input=WebhookIn,
     access=Access.APP,
@@ -112,6 +119,8 @@ CREATE_WEBHOOK = Operation(
 
 UPDATE_WEBHOOK = Operation(
     name="updateWebhook",
+    audited=Audited("webhook", WebhookEndpoint, FIELDS, id_in="webhook_id"),
+    scope=Scope.webhooks_write,
     description="App key: change an endpoint's url, event types, description or active (left out: it "
     "stays). active false fails its pending deliveries (redeliver them once it is enabled again).",
     input=WebhookPatchIn,
@@ -124,6 +133,8 @@ UPDATE_WEBHOOK = Operation(
 
 ROTATE_WEBHOOK_SECRET = Operation(
     name="rotateWebhookSecret",
+    audited=Audited("webhook", WebhookEndpoint, FIELDS, id_in="webhook_id", changed=rotated),
+    scope=Scope.webhooks_write,
     description="App key: a new signing secret for an endpoint, shown this once; the old one stops at once.",
     input=EmptyIn,
     path=("webhook_id",),
@@ -135,6 +146,8 @@ ROTATE_WEBHOOK_SECRET = Operation(
 
 DELETE_WEBHOOK = Operation(
     name="deleteWebhook",
+    audited=Audited("webhook", WebhookEndpoint, FIELDS, id_in="webhook_id"),
+    scope=Scope.webhooks_write,
     description="App key: delete an endpoint and its deliveries.",
     input=EmptyIn,
     path=("webhook_id",),
@@ -146,6 +159,7 @@ DELETE_WEBHOOK = Operation(
 
 REDELIVER = Operation(
     name="redeliver",
+    scope=Scope.webhooks_write,
     description="App key: send a delivery again, whatever its status, with a fresh set of attempts (REST "
     "answers 202: it is queued, not sent yet).",
     input=EmptyIn,

@@ -27,9 +27,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from games import paging
 from games.errors import ServiceError
 from games.models import Player, PushDevice, PushMessage
 from games.push import recording
+from games.webhooks import addresses
 
 KINDS: tuple[str, ...] = tuple(PushDevice.Kind.values)  # fcm, apns, webpush
 APP_KINDS = ("fcm", "apns")  # need the app's own provider credentials: never a guest's
@@ -109,7 +111,7 @@ def check_endpoint(url: str) -> str:
             address = ipaddress.ip_address(parts.hostname)
         except ValueError:
             address = None  # a name: the sender checks what it resolves to
-        if address is not None and (not address.is_global or address.is_multicast):
+        if address is not None and addresses.refusal(address):  # an IPv6 form embedding one too
             raise _bad("token", "private", "the endpoint must reach a public address")
     return url
 
@@ -206,6 +208,9 @@ def check_label(label: object) -> str:
     if "\x00" in label or any("\ud800" <= c <= "\udfff" for c in label):
         raise _bad("label", "malformed", "label must not contain NUL or lone surrogates")
     return label
+
+
+DEVICE_PAGES = paging.Keyset("device", ("id",), (int,))  # oldest first (games/paging.py)
 
 
 def devices_of(player: Player, now: dt.datetime | None = None) -> QuerySet[PushDevice]:

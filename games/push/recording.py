@@ -23,6 +23,7 @@ from games.engine import GAME_OVER, MOON, PASSING, State
 from games.infra import jobs
 from games.models import PushDevice, PushMessage, Table
 from games.prepared import Prepared
+from hearts_service import tracing
 
 PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
 # Whether a player has a device, per process for CACHE_SECONDS: a move where a person is to act
@@ -187,6 +188,7 @@ def queue(message_ids: Iterable[str], countdown: float = 0.0) -> None:
     """Queue the sends on the push lane, `countdown` seconds from now (the grace). In eager mode (the
     embedded run, tests) nothing is queued: the embedded sweep's sender thread sends what is due."""
     if jobs.eager():
+        tracing.remember(message_ids)  # the sender thread continues this trace (hearts_service.tracing)
         return
     for message_id in message_ids:
         jobs.deliver_push(message_id, countdown)

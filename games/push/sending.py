@@ -28,6 +28,7 @@ from games.infra import jobs, metrics, presence
 from games.models import PushDevice, PushMessage, Table
 from games.push import credentials, devices, recording, texts
 from games.push.providers import Outcome, Target, apns, fcm, webpush
+from hearts_service import tracing
 
 log = logging.getLogger(__name__)
 Status = PushMessage.Status
@@ -212,7 +213,8 @@ def deliver_due(limit: int = 100) -> int:
     """Attempt every message due now, here and one after another; how many were tried."""
     ids = [str(u) for u in due().order_by("next_attempt_at").values_list("uuid", flat=True)[:limit]]
     for message_id in ids:
-        attempt(message_id)
+        with tracing.resumed(tracing.recall(message_id)):  # an eager run's trace (recording.queue)
+            attempt(message_id)
     return len(ids)
 
 

@@ -99,10 +99,14 @@ def player_document(player: Player, now: dt.datetime | None = None) -> dict[str,
             "created_at": reads.iso(player.created_at),
         },
         "tokens": [
-            {"created_at": reads.iso(created), "revoked_at": reads.iso(revoked)}
-            for created, revoked in PlayerToken.objects.filter(player=player)
+            {
+                "created_at": reads.iso(created),
+                "revoked_at": reads.iso(revoked),
+                "expires_at": reads.iso(expires),
+            }
+            for created, revoked, expires in PlayerToken.objects.filter(player=player)
             .order_by("pk")
-            .values_list("created_at", "revoked_at")
+            .values_list("created_at", "revoked_at", "expires_at")
         ],
         "tables": tables,
         "moves": moves,

@@ -16,9 +16,10 @@ import secrets
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from games import reads
+from games import paging, reads
 from games.errors import ServiceError
 from games.models import App, Invite, Player, Table
 from games.services.common import Scope, Unscoped, locked, require_open
@@ -27,6 +28,10 @@ CODE_BYTES = 16  # 128 random bits: 22 characters of token_urlsafe
 EXPIRY_LIMITS = (60, 30 * 86_400)  # seconds a code may be valid for
 USES_LIMITS = (1, 1_000)
 MAX_INVITED = 20  # players named at creation
+# Usable codes (not revoked, expired or used up) a table has at once: a table of four needs few,
+# and its list (GET tables/{id}/invites) stays one page at the default size (docs/rest.md#limits).
+INVITES_MAX = 20
+INVITE_PAGES = paging.Keyset("invite", ("id",), (int,))  # oldest first (games/paging.py)
 
 
 def code_hash(code: str) -> str:
@@ -120,6 +125,14 @@ def invite_create(
     with transaction.atomic():
         table = _managed(table_id, scope, player)
         require_open(table)
+        # Counted under the table's row lock: two racing creations cannot both pass the cap.
+        if _live(table).count() >= INVITES_MAX:
+            raise ServiceError(
+                "too_many_invites",
+                f"a table has at most {INVITES_MAX} usable invite codes: revoke one first",
+                kind="conflict",
+                limit=INVITES_MAX,
+            )
         code = secrets.token_urlsafe(CODE_BYTES)
         invite = Invite.objects.create(
             table=table,
@@ -132,14 +145,19 @@ def invite_create(
     return invite_body(invite, code)
 
 
-def invites_of(*, table_id: int, player: Player | None, scope: Scope) -> list[dict[str, Any]]:
-    """The table's codes still usable (not revoked, expired or used up), oldest first, without
-    the codes themselves (only their hints)."""
+def _live(table: Table) -> QuerySet[Invite]:
+    """The table's codes still usable: not revoked, expired or used up."""
+    live = table.invites.filter(revoked_at__isnull=True).exclude(uses_left=0)
+    return live.exclude(expires_at__lte=timezone.now())
+
+
+def invites_of(*, table_id: int, player: Player | None, scope: Scope) -> QuerySet[Invite]:
+    """The table's codes still usable (not revoked, expired or used up), for a seated player or
+    its app; a list pages them oldest first (INVITE_PAGES) and shows each through `invite_body`,
+    without the code itself (only its hint)."""
     with transaction.atomic():
         table = _managed(table_id, scope, player)
-        live = table.invites.filter(revoked_at__isnull=True).exclude(uses_left=0)
-        live = live.exclude(expires_at__lte=timezone.now()).order_by("created_at", "pk")
-        return [invite_body(i) for i in live]
+    return _live(table)
 
 
 def invite_revoke(*, table_id: int, code: str, player: Player | None, scope: Scope) -> None:

@@ -182,6 +182,8 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
             return Outcome(None)
         state = state_from_dict(table.state)
         late = [s for s in state.to_act() if not plays_itself(table, s)]
+        if late:
+            metrics.clock_late((moment - table.deadline).total_seconds())
         marked: list[Event] = []
         for seat in late:
             row = seats[seat]

@@ -128,6 +128,9 @@ def endpoint_create(
 DELIVERY_STATUSES: tuple[str, ...] = tuple(WebhookDelivery.Status.values)
 
 
+ENDPOINT_PAGES = paging.Keyset("webhook", ("id",), (int,))  # oldest first (games/paging.py)
+
+
 def endpoints_of(app: App) -> QuerySet[WebhookEndpoint]:
     """The app's endpoints, oldest first."""
     return WebhookEndpoint.objects.filter(app=app).order_by("pk")

@@ -26,6 +26,7 @@ from games.webhooks.base import (
     conf,
     error,
 )
+from hearts_service import tracing
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,7 @@ def queue(delivery_ids: Iterable[str], countdown: float = 0) -> None:
     and tests) nothing is queued, so a request never waits for a webhook: the embedded sweep's
     sender thread delivers what is due."""
     if jobs.eager():
+        tracing.remember(delivery_ids)  # the sender thread continues this trace (hearts_service.tracing)
         return
     for delivery_id in delivery_ids:
         jobs.deliver_webhook(delivery_id, countdown)

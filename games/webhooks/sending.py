@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from games.infra import jobs
+from games.infra import jobs, metrics
 from games.models import WebhookDelivery
 from games.webhooks import transport
 from games.webhooks.base import (
@@ -26,6 +26,7 @@ from games.webhooks.base import (
 from games.webhooks.endpoints import secret_of
 from games.webhooks.recording import queue
 from games.webhooks.transport import backoff, sign
+from hearts_service import tracing
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ def attempt(delivery_id: str, *, now: dt.datetime | None = None) -> str:
         if not row.endpoint.active:
             row.status, row.next_attempt_at, row.last_error = Status.FAILED, None, "endpoint_disabled"
             row.save(update_fields=["status", "next_attempt_at", "last_error"])
+            metrics.webhook_attempted("disabled")
             return "failed"
         # The claim: a lease until the send must be over; a duplicate task sees it and stops.
         row.attempts += 1
@@ -96,6 +98,7 @@ def attempt(delivery_id: str, *, now: dt.datetime | None = None) -> str:
             transaction.on_commit(lambda: queue(ids, countdown=wait))
             outcome = "retry"
         row.save()
+    metrics.webhook_attempted(outcome)
     log.info("webhook delivery %s attempt %d: %s (%s)", delivery_id, claimed, outcome, code or error)
     return outcome
 
@@ -112,7 +115,8 @@ def deliver_due(limit: int = 100) -> int:
     """Attempt every delivery that is due now, here and one after another; how many were tried."""
     ids = [str(u) for u in due().order_by("next_attempt_at").values_list("uuid", flat=True)[:limit]]
     for delivery_id in ids:
-        attempt(delivery_id)
+        with tracing.resumed(tracing.recall(delivery_id)):  # an eager run's trace (recording.queue)
+            attempt(delivery_id)
     return len(ids)
 
 

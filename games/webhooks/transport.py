@@ -1,22 +1,20 @@
 """The wire: the Standard Webhooks signature headers of an attempt, and one POST that follows no
-redirect and never reaches a private address unless allowed."""
+redirect, never reaches a private address unless allowed, and connects to the address it checked
+(games.webhooks.addresses)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import logging
 import random
-import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 from standardwebhooks import Webhook
 
+from games.webhooks import addresses
 from games.webhooks.base import (
     ID_HEADER,
     SIGNATURE_HEADER,
@@ -46,25 +44,13 @@ def backoff(attempts: int) -> float:
     return float(min(cap, base * 2 ** max(0, attempts - 1)) * random.uniform(0.75, 1.0))
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # a 3xx is a failed attempt
-        return None
-
-
 def _blocked_address(host: str, port: int) -> str | None:
-    """Why `host` may not be sent to (a private, loopback or link-local address) unless
-    WEBHOOK_ALLOW_PRIVATE_HOSTS, or None."""
+    """Why `host` may not be sent to (a private, loopback or link-local address, or an IPv6 form
+    embedding one: games.webhooks.addresses) unless WEBHOOK_ALLOW_PRIVATE_HOSTS, or None."""
     if conf("WEBHOOK_ALLOW_PRIVATE_HOSTS"):
         return None
-    try:
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except OSError as exc:
-        return f"cannot resolve host: {exc}"
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global or address.is_multicast:
-            return f"address_not_allowed: {address}"
-    return None
+    netloc = f"[{host}]" if ":" in host else host
+    return addresses.check(f"http://{netloc}:{port}/", allow_private=False)[1]
 
 
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> tuple[int | None, str]:
@@ -74,8 +60,8 @@ def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> t
 
 
 def blocked(url: str) -> str | None:
-    """Why `url`'s host may not be sent to (a private, loopback or link-local address, unless
-    WEBHOOK_ALLOW_PRIVATE_HOSTS), or None; bot endpoints (games.extbots) are checked alike."""
+    """Why `url`'s host may not be sent to (an address that is not public, or an IPv6 form embedding
+    one, unless WEBHOOK_ALLOW_PRIVATE_HOSTS), or None; bot endpoints (games.extbots) are checked alike."""
     parts = urlsplit(url)
     return _blocked_address(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
 
@@ -85,19 +71,25 @@ def exchange(
 ) -> tuple[int | None, bytes, str]:
     """POST once and read up to `read` bytes of the answer: (HTTP status or None, the answer's
     bytes, error text or ''). Follows no redirect, never reaches a refused address."""
-    refused = blocked(url)
+    allowed, refused = addresses.check(url, allow_private=bool(conf("WEBHOOK_ALLOW_PRIVATE_HOSTS")))
     if refused:
         return None, b"", refused
-    proxy = conf("WEBHOOK_PROXY")
-    opener = urllib.request.build_opener(
-        _NoRedirects, urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {})
-    )
-    request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    # Connect to the addresses just checked, never to what the name resolves to a moment later.
+    client = addresses.pinned_client(allowed, proxy=conf("WEBHOOK_PROXY") or None)
     try:
-        with opener.open(request, timeout=timeout) as response:
-            return response.status, response.read(read), ""
-    except urllib.error.HTTPError as exc:
-        return exc.code, b"", f"HTTP {exc.code}"
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return None, b"", f"{type(exc).__name__}: {reason}"[:300]
+        with (
+            client,
+            client.stream("POST", url, content=body, headers=dict(headers), timeout=timeout) as answer,
+        ):
+            if not 200 <= answer.status_code < 300:  # a 3xx too: no redirect is followed
+                return answer.status_code, b"", f"HTTP {answer.status_code}"
+            data = b""
+            for chunk in answer.iter_bytes():
+                data += chunk
+                if len(data) >= read:
+                    break
+            return answer.status_code, data[:read], ""
+    except httpx.TimeoutException as exc:
+        return None, b"", f"{type(exc).__name__}: timed out"
+    except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
+        return None, b"", f"{type(exc).__name__}: {exc}"[:300]

@@ -29,6 +29,7 @@ from hearts_client import (
     HeartsError,
     LegalActions,
     NotFound,
+    QuotaExceeded,
     RateLimited,
     Retry,
     RulesError,
@@ -163,6 +164,10 @@ def test_models_have_the_fields_of_the_openapi_document() -> None:
         (sdk_models.Hand, "HandOut"),
         (sdk_models.HandReplay, "HandReplayOut"),
         (sdk_models.Token, "TokenOut"),
+        (sdk_models.ApiKey, "ApiKeyOut"),
+        (sdk_models.ApiKeyWithSecret, "ApiKeySecretOut"),
+        (sdk_models.RotatedApiKey, "RotatedKeyOut"),
+        (sdk_models.ApiKeyPage, "ApiKeyPageOut"),
     ]:
         schema = components[name]
         required, optional = _keys(typed)
@@ -243,6 +248,16 @@ def test_attempts_are_bounded_and_a_long_retry_after_is_not_waited_for() -> None
     with pytest.raises(RateLimited) as too_long:
         _client(transport).tables.get(7)
     assert len(sent) == 1 and too_long.value.retry_after == 3600
+
+
+def test_a_full_quota_is_raised_at_once_not_retried_as_a_rate_limit_is() -> None:
+    full = httpx.Response(
+        429, json={"code": "quota_exceeded", "detail": "full", "quota": "open_tables", "limit": 3}
+    )
+    sent, transport = _scripted(full)
+    with pytest.raises(QuotaExceeded) as raised:
+        _client(transport).tables.create(bots={1: "basic"})
+    assert len(sent) == 1 and raised.value.body["quota"] == "open_tables" and raised.value.body["limit"] == 3
 
 
 def test_stale_versions_retry_lobby_writes_only_and_errors_keep_their_code() -> None:
@@ -775,6 +790,11 @@ RESOURCE_CALLS: dict[str, tuple[tuple[Any, ...], str, str]] = {
     "webhooks.rotate_secret": ((5,), "POST", "/api/v1/webhooks/5/secret"),
     "webhooks.get_delivery": ((5, "d1"), "GET", "/api/v1/webhooks/5/deliveries/d1"),
     "webhooks.redeliver": ((5, "d1"), "POST", "/api/v1/webhooks/5/deliveries/d1/redeliver"),
+    "keys.create": ((["tables:read"],), "POST", "/api/v1/app/keys"),
+    "keys.page": ((), "GET", "/api/v1/app/keys"),
+    "keys.revoke": ((6,), "POST", "/api/v1/app/keys/6/revoke"),
+    "keys.rotate": ((6,), "POST", "/api/v1/app/keys/6/rotate"),
+    "players.refresh_token": ((), "POST", "/api/v1/tokens/refresh"),
 }
 
 
@@ -965,6 +985,8 @@ def test_socket_answers_turn_back_into_the_rest_shapes() -> None:
         [{"message": "slow", "extensions": {"code": "rate_limited", "retry_after": 2}}]
     )
     assert isinstance(limited, RateLimited) and limited.retry_after == 2
+    full = _socket.graphql_error([{"code": "quota_exceeded", "message": "full", "quota": "open_tables"}])
+    assert isinstance(full, QuotaExceeded) and not isinstance(full, RateLimited) and full.status == 429
     assert isinstance(_socket.graphql_error([{"code": "must_follow_suit", "message": "x"}]), RulesError)
     gone = _socket.closing(4403, "authentication_failed: unknown token")
     assert not gone.retry and gone.error.code == "authentication_failed"

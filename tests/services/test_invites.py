@@ -14,6 +14,7 @@ from games import services
 from games.accounts import app_create, player_create
 from games.errors import ServiceError
 from games.models import Invite, Player, Table
+from games.services.invites import invite_body
 from tests.api.test_api import client, guest
 from tests.graphql.test_graphql import gql, ok
 
@@ -28,6 +29,11 @@ def _code(call: Any) -> str:
 
 def _guests(n: int) -> list[Player]:
     return [Player.objects.create(name=f"v{i}") for i in range(n)]
+
+
+def _listed(table: Table, player: Player) -> list[dict[str, Any]]:
+    """The table's usable codes as a list shows them."""
+    return [invite_body(i) for i in services.invites_of(table_id=table.pk, player=player, scope=None)]
 
 
 def test_a_private_table_is_seen_and_joined_only_by_the_named_seated_and_code_holders() -> None:
@@ -51,9 +57,7 @@ def test_a_private_table_is_seen_and_joined_only_by_the_named_seated_and_code_ho
     made = services.invite_create(table_id=table.pk, player=host, scope=None, uses=1)
     assert len(made["code"]) >= 22 and made["uses_left"] == 1 and made["hint"] == made["code"][:4]
     assert Invite.objects.get().code_hash != made["code"]  # stored hashed only
-    assert services.invites_of(table_id=table.pk, player=host, scope=None) == [
-        {k: v for k, v in made.items() if k != "code"}
-    ]
+    assert _listed(table, host) == [{k: v for k, v in made.items() if k != "code"}]
     out = services.join_by_invite(code=made["code"], player=holder, scope=None)
     assert out.table is not None and out.table.seat_of(holder.pk) is not None
     assert Invite.objects.get().uses_left == 0
@@ -61,7 +65,7 @@ def test_a_private_table_is_seen_and_joined_only_by_the_named_seated_and_code_ho
     with pytest.raises(ServiceError) as used:
         services.join_by_invite(code=made["code"], player=stranger, scope=None)
     assert used.value.code == "invite_invalid" and used.value.details["reason"] == "used_up"
-    assert services.invites_of(table_id=table.pk, player=host, scope=None) == []
+    assert _listed(table, host) == []
     services.seat_join(table_id=table.pk, player=named, scope=None)  # named: no code needed
     table.refresh_from_db()
     assert table.status == Table.Status.OPEN and sum(s["player"] is not None for s in table.seating) == 3

@@ -251,7 +251,7 @@ def test_another_apps_endpoints_and_deliveries_are_not_found(receiver: Callable[
     assert delivery is not None
     base = f"/api/v1/webhooks/{hook['id']}"
     them = client(their_key)
-    assert them.get("/api/v1/webhooks").json() == {"results": []}
+    assert them.get("/api/v1/webhooks").json()["results"] == []
     for call in (
         lambda: them.get(base),
         lambda: them.patch(base, {"active": False}, format="json"),

@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 from hearts_client._core import Call, StreamState
 from hearts_client.models import (
     Action,
+    ApiKey,
+    ApiKeyPage,
+    ApiKeyWithSecret,
     AppSettings,
+    AuditPage,
     BotEndpoint,
+    BotEndpointPage,
     BotEndpointWithSecret,
     Delivery,
     DeliveryDetail,
@@ -29,11 +34,13 @@ from hearts_client.models import (
     DeliveryStatus,
     Device,
     DeviceKind,
+    DevicePage,
     Erased,
     ExportJob,
     GameExport,
     Hand,
     HandReplay,
+    InvitePage,
     LeaderboardPage,
     Me,
     MoonChoice,
@@ -43,6 +50,7 @@ from hearts_client.models import (
     PushSettings,
     RatingHistoryPage,
     RatingSystem,
+    RotatedApiKey,
     Scoresheet,
     SeatLevel,
     SpectatorDelay,
@@ -52,9 +60,11 @@ from hearts_client.models import (
     TablePage,
     Token,
     Tournament,
+    TournamentPage,
     TournamentTableRow,
     VapidKey,
     Webhook,
+    WebhookPage,
     WebhookWithSecret,
     WebPushKeys,
 )
@@ -226,9 +236,16 @@ class Players(Resource[M]):
         return _write("players", {"name": name, "external_id": external_id})
 
     @operation("createPlayerToken")
-    def create_token(self, player_id: int) -> Call[Token]:
-        """App key: another token of one of the app's players (shown once)."""
-        return _write(f"players/{player_id}/tokens")
+    def create_token(self, player_id: int, *, expires_in: int | None = None) -> Call[Token]:
+        """App key: another token of one of the app's players (shown once); with `expires_in`, it
+        works that many seconds (then 401 token_expired; `refresh_token` before then)."""
+        return _write(f"players/{player_id}/tokens", _given(expires_in=expires_in))
+
+    @operation("refreshToken")
+    def refresh_token(self, *, expires_in: int | None = None) -> Call[PlayerToken]:
+        """Player token: a new token for the one this client sends, which keeps working a minute
+        more (docs/keys.md). Set the answer's `token` on the client (`client.token = ...`)."""
+        return _write("tokens/refresh", _given(expires_in=expires_in))
 
     @operation("revokeToken")
     def revoke_token(self) -> Call[None]:
@@ -512,8 +529,16 @@ class Invites(Resource[M]):
 
     @operation("listInvites")
     def list(self, table_id: int) -> Call[builtins.list[dict[str, Any]]]:
-        """The table's usable codes, by hint (never the codes)."""
+        """The table's usable codes, by hint (never the codes): the first page, which holds them all
+        at the default page size (a table has at most 20); `list_all` follows every page."""
         return Call("GET", f"tables/{table_id}/invites", unwrap="invites")
+
+    @operation("listInvites")
+    def page(self, table_id: int, *, cursor: str | None = None) -> Call[InvitePage]:
+        """One page of the table's usable codes, oldest first (`next` names the following page)."""
+        return Call("GET", f"tables/{table_id}/invites", params=_query(cursor=cursor))
+
+    list_all = pages(page, lambda page: page["invites"])
 
 
 class QuickPlay(Resource[M]):
@@ -644,8 +669,15 @@ class Tournaments(Resource[M]):
 
     @operation("listTournaments")
     def list(self) -> Call[builtins.list[Tournament]]:
-        """App key: its tournaments, newest first."""
+        """App key: its newest tournaments, the first page (`list_all` follows every page)."""
         return Call("GET", "tournaments", unwrap="results")
+
+    @operation("listTournaments")
+    def page(self, *, cursor: str | None = None) -> Call[TournamentPage]:
+        """App key: one page of its tournaments, newest first (`next` names the following page)."""
+        return Call("GET", "tournaments", params=_query(cursor=cursor))
+
+    list_all = pages(page, lambda page: page["results"])
 
 
 class Bots(Resource[M]):
@@ -686,8 +718,16 @@ class Bots(Resource[M]):
 
     @operation("listBots")
     def list(self) -> Call[builtins.list[BotEndpoint]]:
-        """App key: your bots with their counters (calls, answered, fallbacks by reason)."""
+        """App key: your bots with their counters (calls, answered, fallbacks by reason): the first
+        page, which holds them all at the default `bots` quota (20); `list_all` follows every page."""
         return Call("GET", "bots", unwrap="results")
+
+    @operation("listBots")
+    def page(self, *, cursor: str | None = None) -> Call[BotEndpointPage]:
+        """App key: one page of your bots, oldest first (`next` names the following page)."""
+        return Call("GET", "bots", params=_query(cursor=cursor))
+
+    list_all = pages(page, lambda page: page["results"])
 
 
 class Webhooks(Resource[M]):
@@ -748,8 +788,15 @@ class Webhooks(Resource[M]):
 
     @operation("listWebhooks")
     def list(self) -> Call[builtins.list[Webhook]]:
-        """App key: its endpoints (never their secrets)."""
+        """App key: its endpoints (never their secrets): the first page (`list_all` follows every page)."""
         return Call("GET", "webhooks", unwrap="results")
+
+    @operation("listWebhooks")
+    def page(self, *, cursor: str | None = None) -> Call[WebhookPage]:
+        """App key: one page of its endpoints, oldest first (`next` names the following page)."""
+        return Call("GET", "webhooks", params=_query(cursor=cursor))
+
+    list_all = pages(page, lambda page: page["results"])
 
     deliveries_all = pages(deliveries, lambda page: page["results"])
 
@@ -788,8 +835,16 @@ class Devices(Resource[M]):
 
     @operation("listMyDevices")
     def list(self) -> Call[builtins.list[Device]]:
-        """Player token: your devices, oldest first (never their tokens, only `token_hint`)."""
+        """Player token: your devices, oldest first (never their tokens, only `token_hint`): the
+        first page (`list_all` follows every page)."""
         return Call("GET", "me/devices", unwrap="results")
+
+    @operation("listMyDevices")
+    def page(self, *, cursor: str | None = None) -> Call[DevicePage]:
+        """Player token: one page of your devices, oldest first (`next` names the following page)."""
+        return Call("GET", "me/devices", params=_query(cursor=cursor))
+
+    list_all = pages(page, lambda page: page["results"])
 
     @operation("deleteDevice")
     def delete(self, device_id: int) -> Call[None]:
@@ -813,8 +868,15 @@ class Devices(Resource[M]):
 
     @operation("listPlayerDevices")
     def list_for(self, player_id: int) -> Call[builtins.list[Device]]:
-        """App key: one of your players' devices."""
+        """App key: one of your players' devices: the first page (`list_all_for` follows every page)."""
         return Call("GET", f"players/{player_id}/devices", unwrap="results")
+
+    @operation("listPlayerDevices")
+    def page_for(self, player_id: int, *, cursor: str | None = None) -> Call[DevicePage]:
+        """App key: one page of one of your players' devices, oldest first."""
+        return Call("GET", f"players/{player_id}/devices", params=_query(cursor=cursor))
+
+    list_all_for = pages(page_for, lambda page: page["results"])
 
     @operation("deletePlayerDevice")
     def delete_for(self, player_id: int, device_id: int) -> Call[None]:
@@ -922,6 +984,49 @@ class AppResource(Resource[M]):
         the archive, where they still export and verify (None: the service's default)."""
         return _write("app", {"retention_days": retention_days}, method="PATCH")
 
+    @operation("listAuditEntries")
+    def audit(self, *, cursor: str | None = None) -> Call[AuditPage]:
+        """App key: a page of your app's configuration changes, newest first (docs/audit.md)."""
+        return Call("GET", "app/audit", params=_query(cursor=cursor))
+
+    audit_all = pages(audit, lambda page: page["results"])
+
+
+class Keys(Resource[M]):
+    """The app's API keys (tag `apps`, docs/keys.md): each with scopes; rotated with an overlap."""
+
+    @operation("createApiKey")
+    def create(
+        self, scopes: builtins.list[str], *, name: str = "", expires_at: str | None = None
+    ) -> Call[ApiKeyWithSecret]:
+        """App key (keys:write): a new key with `scopes` (at most the calling key's); its `secret`
+        is in this answer only."""
+        return _write("app/keys", {"scopes": scopes, "name": name} | _given(expires_at=expires_at))
+
+    @operation("revokeApiKey")
+    def revoke(self, key_id: int) -> Call[ApiKey]:
+        """App key (keys:write): the key stops working at once."""
+        return _write(f"app/keys/{key_id}/revoke")
+
+    @operation("rotateApiKey")
+    def rotate(self, key_id: int, *, overlap_seconds: int | None = None) -> Call[RotatedApiKey]:
+        """App key (keys:write): a new key with the same name and scopes; the old one works for
+        `overlap_seconds` more (default a day), then expires. Switch `client.token` to the new
+        `secret` before then."""
+        return _write(f"app/keys/{key_id}/rotate", _given(overlap_seconds=overlap_seconds))
+
+    @operation("listApiKeys")
+    def list(self) -> Call[builtins.list[ApiKey]]:
+        """App key (keys:read): the first page of your keys, newest first (never their secrets)."""
+        return Call("GET", "app/keys", unwrap="results")
+
+    @operation("listApiKeys")
+    def page(self, *, cursor: str | None = None) -> Call[ApiKeyPage]:
+        """App key (keys:read): one page of your keys (`next` names the following page)."""
+        return Call("GET", "app/keys", params=_query(cursor=cursor))
+
+    list_all = pages(page, lambda page: page["results"])
+
 
 class ClientResources(Generic[M]):
     """The resources of a client, one attribute each: `client.tables.join(...)`."""
@@ -941,6 +1046,7 @@ class ClientResources(Generic[M]):
     push: Push[M]
     exports: Exports[M]
     app: AppResource[M]
+    keys: Keys[M]
 
     def _attach_resources(self) -> None:
         for name, kind in RESOURCES.items():
@@ -963,6 +1069,7 @@ RESOURCES: dict[str, type[Resource[Any]]] = {
     "push": Push,
     "exports": Exports,
     "app": AppResource,
+    "keys": Keys,
 }
 
 

@@ -25,6 +25,7 @@ from typing import Any, cast
 from hearts_client.errors import (
     _BY_STATUS,  # the error class of each HTTP status, as REST raises them
     HeartsError,
+    QuotaExceeded,
     RateLimited,
     ServerError,
     ServiceUnavailable,
@@ -205,11 +206,13 @@ _STATUS_CODES = {
     "invalid_variables query_too_deep query_too_complex too_many_aliases invalid_device "
     "invalid_push_credential",
     409: "stale_version idempotency_key_reused already_seated seat_taken table_full already_waiting "
-    "too_many_webhooks webhook_disabled bot_name_taken too_many_devices not_archived",
+    "too_many_webhooks webhook_disabled bot_name_taken too_many_devices not_archived too_many_invites "
+    "too_many_bots too_many_keys key_not_live",
     404: "not_found not_waiting",
-    401: "ticket_invalid ticket_expired not_authenticated authentication_failed",
-    403: "permission_denied csrf_failed metrics_forbidden",
-    429: "rate_limited",
+    401: "ticket_invalid ticket_expired not_authenticated authentication_failed key_expired key_revoked "
+    "token_expired",
+    403: "permission_denied csrf_failed metrics_forbidden missing_scope",
+    429: "rate_limited quota_exceeded",
     413: "request_too_large",
     415: "unsupported_media_type",
     406: "not_acceptable",
@@ -225,10 +228,13 @@ CODE_STATUS: dict[str, int] = {
 
 def coded_error(code: str, detail: str, body: dict[str, Any] | None = None) -> HeartsError:
     """The exception of a code, as REST raises it: its class by the code's status (`stale_version`:
-    StaleVersion; `rate_limited` and `service_unavailable` with `retry_after` when given)."""
+    StaleVersion, `quota_exceeded`: QuotaExceeded; `rate_limited` and `service_unavailable` with
+    `retry_after` when given)."""
     status = CODE_STATUS.get(code)
     if code == "stale_version":
         cls: type[HeartsError] = StaleVersion
+    elif code == "quota_exceeded":
+        cls = QuotaExceeded
     elif status is None:
         cls = HeartsError
     else:

@@ -23,11 +23,12 @@ class BadRequest(HeartsError):
 
 
 class AuthenticationError(HeartsError):
-    """401: no credentials, or a key or token that is unknown or revoked."""
+    """401: no credentials, or a key or token that is unknown, revoked (`key_revoked`) or expired
+    (`key_expired`, `token_expired`)."""
 
 
 class PermissionDenied(HeartsError):
-    """403: the credentials may not do this."""
+    """403: the credentials may not do this (`missing_scope`: the key lacks the scope in `scope`)."""
 
 
 class NotFound(HeartsError):
@@ -55,6 +56,12 @@ class RateLimited(HeartsError):
     """429 `rate_limited`: over a limit; `retry_after` seconds until the next window."""
 
     retry_after: float | None = None
+
+
+class QuotaExceeded(HeartsError):
+    """429 `quota_exceeded`: one of the app's quotas is full (`body["quota"]`, `body["limit"]`).
+    Not retried: it frees only when a resource goes away (a table ends, a stream closes...) or the
+    operator raises the quota."""
 
 
 class ServiceUnavailable(HeartsError):
@@ -113,6 +120,8 @@ def error_from(response: httpx.Response) -> HeartsError:
     code, detail = str(body["code"]), str(body.get("detail", ""))
     if code == "stale_version":
         cls: type[HeartsError] = StaleVersion
+    elif code == "quota_exceeded":
+        cls = QuotaExceeded
     else:
         cls = _BY_STATUS.get(
             response.status_code, ServerError if response.status_code >= 500 else HeartsError

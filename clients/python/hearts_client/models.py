@@ -24,6 +24,7 @@ class Player(TypedDict):
 class PlayerToken(TypedDict):
     player: Player
     token: str
+    expires_at: str | None  # when the token stops working (None: never)
 
 
 class Seat(TypedDict):
@@ -387,6 +388,7 @@ ErrorCode = Literal[
     "invalid_wait",
     "invite_invalid",
     "invite_expired",
+    "too_many_invites",
     "table_not_open",
     "table_closed",
     "not_started",
@@ -395,12 +397,19 @@ ErrorCode = Literal[
     "player_token_required",
     "app_key_required",
     "not_a_player_token",
+    "missing_scope",
+    "key_expired",
+    "key_revoked",
+    "token_expired",
+    "too_many_keys",
+    "key_not_live",
     "invalid_language",
     "invalid_url",
     "invalid_event_type",
     "too_many_webhooks",
     "webhook_disabled",
     "bot_name_taken",
+    "too_many_bots",
     "invalid_device",
     "device_kind_not_allowed",
     "too_many_devices",
@@ -415,6 +424,7 @@ ErrorCode = Literal[
     "authentication_failed",
     "permission_denied",
     "rate_limited",
+    "quota_exceeded",
     "malformed_request",
     "invalid_input",
     "request_too_large",
@@ -925,6 +935,27 @@ class DeliveryPage(TypedDict):
     results: list[Delivery]
 
 
+class AuditEntry(TypedDict):
+    """One configuration change of the app (docs/audit.md): who, when, which request, what changed."""
+
+    id: int
+    at: str
+    actor_kind: Literal["app_key", "admin", "operator"]
+    actor: str
+    request_id: str
+    action: str
+    target: str
+    changes: dict[str, list[Any]]  # {"field": [before, after]}; a secret shows only "(secret)"
+    hash: str
+    prev_hash: str
+
+
+class AuditPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[AuditEntry]
+
+
 class Hand(TypedDict):
     """One hand of a table: its deal's commitment, and its seed once it is over."""
 
@@ -943,9 +974,47 @@ class HandReplay(Hand):
 
 
 class Token(TypedDict):
-    """A bearer token, shown once."""
+    """A bearer token, shown once, and when it stops working (None: never)."""
 
     token: str
+    expires_at: str | None
+
+
+ApiKeyState = Literal["active", "expiring", "expired", "revoked"]
+
+
+class ApiKey(TypedDict):
+    """One of an app's API keys (docs/keys.md): never the key itself, only its first characters."""
+
+    id: int
+    name: str
+    prefix: str
+    scopes: list[str]
+    state: ApiKeyState
+    created_at: str
+    expires_at: str | None
+    revoked_at: str | None
+    last_used_at: str | None
+    replaced_by: int | None
+
+
+class ApiKeyWithSecret(TypedDict):
+    """A new key: `secret` is the key, shown this once."""
+
+    key: ApiKey
+    secret: str
+
+
+class RotatedApiKey(ApiKeyWithSecret):
+    """A rotation: the new key and its secret, and the old key, working until its `expires_at`."""
+
+    previous: ApiKey
+
+
+class ApiKeyPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[ApiKey]
 
 
 class Erased(TypedDict):
@@ -1036,3 +1105,37 @@ class PushSettings(TypedDict):
     fcm: FcmSettings | None
     apns: ApnsSettings | None
     webpush: VapidKey
+
+
+# The pages of the lists an app or a player grows (docs/rest.md#limits): `next` and `previous` are
+# the addresses of the pages around this one (null at either end).
+
+
+class InvitePage(TypedDict):
+    next: str | None
+    previous: str | None
+    invites: list[dict[str, Any]]
+
+
+class TournamentPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[Tournament]
+
+
+class BotEndpointPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[BotEndpoint]
+
+
+class WebhookPage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[Webhook]
+
+
+class DevicePage(TypedDict):
+    next: str | None
+    previous: str | None
+    results: list[Device]

@@ -31,6 +31,11 @@ export type Me = Schemas["MeOut"];
 export type Erased = Schemas["ErasedOut"];
 /** An app's own settings: how long its finished tables stay before the archive (`GET /app`). */
 export type AppSettings = Schemas["AppSettingsOut"];
+/** One of an app's API keys (docs/keys.md): never the key itself, only its `prefix`. */
+export type ApiKey = Schemas["ApiKeyOut"];
+export type ApiKeyWithSecret = Schemas["ApiKeySecretOut"];
+export type RotatedApiKey = Schemas["RotatedKeyOut"];
+export type ApiKeyPage = Schemas["ApiKeyPageOut"];
 /** A table where your seat is to act (`GET me/turns`), and the whole answer. */
 export type Turn = Schemas["TurnOut"];
 export type MyTurns = Schemas["TurnsOut"];
@@ -57,6 +62,9 @@ export type WebhookWithSecret = Schemas["WebhookSecretOut"];
 export type Delivery = Schemas["DeliveryOut"];
 export type DeliveryDetail = Schemas["DeliveryDetailOut"];
 export type DeliveryPage = Schemas["DeliveryPageOut"];
+/** The audit trail (docs/audit.md): one configuration change of the app, and a page of them. */
+export type AuditEntry = Schemas["AuditEntryOut"];
+export type AuditPage = Schemas["AuditPageOut"];
 /** Push notifications (docs/push.md): a device (never its whole token), what registers one, an app's
  * push settings (never a secret), its APNs key, and the VAPID key a browser subscribes with. */
 export type Device = Schemas["DeviceOut"];
@@ -138,6 +146,10 @@ export class StaleVersion extends HeartsError {
   }
 }
 
+/** 429 `quota_exceeded`: one of the app's quotas is full (`body.quota`, `body.limit`); not retried: it frees
+ * only when a resource goes away (a table ends, a stream closes...) or the operator raises the quota. */
+export class QuotaExceeded extends HeartsError {}
+
 /** 429 or 503: wait `retryAfter` seconds (from `Retry-After`) before trying again. */
 export class RetryLater extends HeartsError {
   retryAfter: number | null = null;
@@ -190,6 +202,7 @@ async function errorFrom(response: Response): Promise<HeartsError> {
   }
   const detail = typeof body.detail === "string" ? body.detail : "";
   if (body.code === "stale_version") return new StaleVersion(body.code, detail, response.status, body);
+  if (body.code === "quota_exceeded") return new QuotaExceeded(body.code, detail, response.status, body);
   if (response.status === 429 || response.status === 503) {
     const error = new RetryLater(body.code, detail, response.status, body);
     const wait = retryAfterMs(response);
@@ -347,6 +360,7 @@ export class HeartsClient {
   readonly exports = new Exports(this);
   /** The calling app's own settings (docs/data.md#archives-and-retention). */
   readonly app = new AppResource(this);
+  readonly keys = new Keys(this);
 
   /**
    * GraphQL over one WebSocket at `/graphql/` as this client's token (or `options.ticket`), open
@@ -405,9 +419,18 @@ export class Players {
     return this.c.call("createPlayer", "POST", "players", { body: { name, external_id: externalId }, write: true });
   }
 
-  /** App key: another token of one of the app's players (shown once). */
-  createToken(playerId: number): Promise<Schemas["TokenOut"]> {
-    return this.c.call("createPlayerToken", "POST", `players/${playerId}/tokens`, { write: true });
+  /** App key: another token of one of the app's players (shown once); with `expiresIn`, it works
+   * that many seconds (then 401 token_expired; `refreshToken` before then). */
+  createToken(playerId: number, expiresIn?: number): Promise<Schemas["TokenOut"]> {
+    const body = expiresIn === undefined ? {} : { expires_in: expiresIn };
+    return this.c.call("createPlayerToken", "POST", `players/${playerId}/tokens`, { body, write: true });
+  }
+
+  /** Player token: a new token for the one this client sends, which keeps working a minute more
+   * (docs/keys.md). Set the answer's `token` on the client. */
+  refreshToken(expiresIn?: number): Promise<PlayerToken> {
+    const body = expiresIn === undefined ? {} : { expires_in: expiresIn };
+    return this.c.call("refreshToken", "POST", "tokens/refresh", { body, write: true });
   }
 
   /** Revoke the token this client sends (its stream tickets stop too). */
@@ -605,9 +628,22 @@ export class Invites {
     return this.c.call("createInvite", "POST", `tables/${tableId}/invites`, { body: spec, write: true });
   }
 
-  /** The table's usable codes, by hint (never the codes). */
+  /** The table's usable codes, by hint (never the codes): the first page, which holds them all at the default size (at most 20 a table). */
   async list(tableId: number): Promise<Schemas["InviteOut"][]> {
     return (await this.c.call("listInvites", "GET", `tables/${tableId}/invites`)).invites;
+  }
+
+  /** One page of the table's usable codes, oldest first (`next` names the following page). */
+  page(tableId: number, cursor?: string): Promise<Schemas["InviteListOut"]> {
+    return this.c.call("listInvites", "GET", `tables/${tableId}/invites${query({ cursor })}`);
+  }
+
+  /** Every usable code of the table, page after page. */
+  listAll(tableId: number): AsyncGenerator<Schemas["InviteOut"]> {
+    return this.c.pages(async (cursor) => {
+      const page = await this.page(tableId, cursor);
+      return { next: page.next, results: page.invites };
+    });
   }
 
   /** Refuse this code from now on. */
@@ -734,9 +770,19 @@ export class Tournaments {
     return this.c.call("createTournament", "POST", "tournaments", { body: spec, write: true, key: key ?? null });
   }
 
-  /** App key: its tournaments, newest first. */
+  /** App key: its newest tournaments, the first page (`listAll` follows every page). */
   async list(): Promise<Tournament[]> {
     return (await this.c.call("listTournaments", "GET", "tournaments")).results;
+  }
+
+  /** App key: one page of its tournaments, newest first (`next` names the following page). */
+  page(cursor?: string): Promise<Schemas["TournamentListOut"]> {
+    return this.c.call("listTournaments", "GET", `tournaments${query({ cursor })}`);
+  }
+
+  /** Every tournament of the app, page after page. */
+  listAll(): AsyncGenerator<Tournament> {
+    return this.c.pages((cursor) => this.page(cursor));
   }
 
   get(tournamentId: number): Promise<Tournament> {
@@ -763,9 +809,19 @@ export class Bots {
     return this.c.call("registerBot", "POST", "bots", { body: spec, write: true });
   }
 
-  /** App key: your bots with their counters. */
+  /** App key: your bots with their counters: the first page, which holds them all at the default `bots` quota (20; `listAll` follows every page). */
   async list(): Promise<BotEndpoint[]> {
     return (await this.c.call("listBots", "GET", "bots")).results;
+  }
+
+  /** App key: one page of your bots, oldest first (`next` names the following page). */
+  page(cursor?: string): Promise<Schemas["BotListOut"]> {
+    return this.c.call("listBots", "GET", `bots${query({ cursor })}`);
+  }
+
+  /** Every bot of the app, page after page. */
+  listAll(): AsyncGenerator<BotEndpoint> {
+    return this.c.pages((cursor) => this.page(cursor));
   }
 
   get(botId: number): Promise<BotEndpoint> {
@@ -796,9 +852,19 @@ export class Webhooks {
     return this.c.call("createWebhook", "POST", "webhooks", { body: spec, write: true });
   }
 
-  /** App key: its endpoints (never their secrets). */
+  /** App key: its endpoints (never their secrets): the first page (`listAll` follows every page). */
   async list(): Promise<Webhook[]> {
     return (await this.c.call("listWebhooks", "GET", "webhooks")).results;
+  }
+
+  /** App key: one page of its endpoints, oldest first (`next` names the following page). */
+  page(cursor?: string): Promise<Schemas["WebhookListOut"]> {
+    return this.c.call("listWebhooks", "GET", `webhooks${query({ cursor })}`);
+  }
+
+  /** Every endpoint of the app, page after page. */
+  listAll(): AsyncGenerator<Webhook> {
+    return this.c.pages((cursor) => this.page(cursor));
   }
 
   get(webhookId: number): Promise<Webhook> {
@@ -859,9 +925,19 @@ export class Devices {
     return this.c.call("registerDevice", "POST", "me/devices", { body: device, write: true });
   }
 
-  /** Player token: your devices, oldest first (never their tokens, only `token_hint`). */
+  /** Player token: your devices, oldest first (never their tokens, only `token_hint`): the first page (`listAll` follows every page). */
   async list(): Promise<Device[]> {
     return (await this.c.call("listMyDevices", "GET", "me/devices")).results;
+  }
+
+  /** Player token: one page of your devices, oldest first (`next` names the following page). */
+  page(cursor?: string): Promise<Schemas["DeviceListOut"]> {
+    return this.c.call("listMyDevices", "GET", `me/devices${query({ cursor })}`);
+  }
+
+  /** Every device of yours, page after page. */
+  listAll(): AsyncGenerator<Device> {
+    return this.c.pages((cursor) => this.page(cursor));
   }
 
   /** Player token: remove one of your devices. */
@@ -874,9 +950,19 @@ export class Devices {
     return this.c.call("registerPlayerDevice", "POST", `players/${playerId}/devices`, { body: device, write: true });
   }
 
-  /** App key: one of your players' devices. */
+  /** App key: one of your players' devices: the first page (`listAllFor` follows every page). */
   async listFor(playerId: number): Promise<Device[]> {
     return (await this.c.call("listPlayerDevices", "GET", `players/${playerId}/devices`)).results;
+  }
+
+  /** App key: one page of one of your players' devices, oldest first. */
+  pageFor(playerId: number, cursor?: string): Promise<Schemas["DeviceListOut"]> {
+    return this.c.call("listPlayerDevices", "GET", `players/${playerId}/devices${query({ cursor })}`);
+  }
+
+  /** Every device of one of your players, page after page. */
+  listAllFor(playerId: number): AsyncGenerator<Device> {
+    return this.c.pages((cursor) => this.pageFor(playerId, cursor));
   }
 
   /** App key: remove a device of one of your players. */
@@ -933,6 +1019,54 @@ export class AppResource {
    * archive, where they still export and verify (null: the service's default). */
   update(retentionDays: number | null): Promise<AppSettings> {
     return this.c.call("updateApp", "PATCH", "app", { body: { retention_days: retentionDays }, write: true });
+  }
+
+  /** App key: a page of your app's configuration changes, newest first (docs/audit.md). */
+  audit(cursor?: string): Promise<AuditPage> {
+    return this.c.call("listAuditEntries", "GET", `app/audit${query({ cursor })}`);
+  }
+
+  /** Every configuration change of your app, newest first, page after page. */
+  auditAll(): AsyncGenerator<AuditEntry> {
+    return this.c.pages((cursor) => this.audit(cursor));
+  }
+}
+
+/** The app's API keys (tag `apps`, docs/keys.md): each with scopes; rotated with an overlap. */
+export class Keys {
+  constructor(private readonly c: HeartsClient) {}
+
+  /** App key (keys:write): a new key with `scopes` (at most the calling key's); its `secret` is in this answer only. */
+  create(scopes: string[], options: { name?: string; expiresAt?: string } = {}): Promise<ApiKeyWithSecret> {
+    const body = { scopes, name: options.name ?? "", ...(options.expiresAt ? { expires_at: options.expiresAt } : {}) };
+    return this.c.call("createApiKey", "POST", "app/keys", { body, write: true });
+  }
+
+  /** App key (keys:write): the key stops working at once. */
+  revoke(keyId: number): Promise<ApiKey> {
+    return this.c.call("revokeApiKey", "POST", `app/keys/${keyId}/revoke`, { body: {}, write: true });
+  }
+
+  /** App key (keys:write): a new key with the same name and scopes; the old one works for
+   * `overlapSeconds` more (default a day), then expires. Switch to the new `secret` before then. */
+  rotate(keyId: number, overlapSeconds?: number): Promise<RotatedApiKey> {
+    const body = overlapSeconds === undefined ? {} : { overlap_seconds: overlapSeconds };
+    return this.c.call("rotateApiKey", "POST", `app/keys/${keyId}/rotate`, { body, write: true });
+  }
+
+  /** App key (keys:read): the first page of your keys, newest first (never their secrets). */
+  async list(): Promise<ApiKey[]> {
+    return (await this.c.call("listApiKeys", "GET", "app/keys")).results;
+  }
+
+  /** App key (keys:read): one page of your keys (`next` names the following page). */
+  page(cursor?: string): Promise<ApiKeyPage> {
+    return this.c.call("listApiKeys", "GET", `app/keys${query({ cursor })}`);
+  }
+
+  /** Every key of the app, page after page. */
+  listAll(): AsyncGenerator<ApiKey> {
+    return this.c.pages((cursor) => this.page(cursor));
   }
 }
 

@@ -22,6 +22,75 @@ export interface paths {
         patch: operations["updateApp"];
         trace?: never;
     };
+    "/api/v1/app/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /app/audit: the app's configuration changes, newest first, in cursor pages of 20. */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /app/keys (app key): the app's keys, newest first. POST: a new key. */
+        get: operations["listApiKeys"];
+        put?: never;
+        /** @description App key: a new API key of your app with the scopes given (at most those of the key that asks). Its secret is in this answer only: store it now. */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app/keys/{key_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description App key: revoke one of your app's keys at once (requests with it get 401 key_revoked; revoking it again changes nothing). Answers the key. */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app/keys/{key_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description App key: a new key with the same name and scopes as a live one, which keeps working for the overlap given and then expires, so your servers switch keys without an outage. The new secret is in this answer only. */
+        post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/app/push": {
         parameters: {
             query?: never;
@@ -495,7 +564,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description App key: another bearer token for one of the app's players. */
+        /** @description App key: another bearer token for one of the app's players, which works until revoked or, with `expires_in`, for that many seconds (then 401 token_expired; the player refreshes it with refreshToken before then). */
         post: operations["createPlayerToken"];
         delete?: never;
         options?: never;
@@ -947,6 +1016,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tokens/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Player token: exchange the token of this request for a new one. The old token keeps working 60 seconds more (requests already on their way), then 401 token_expired. Answers the player and the new token (shown once). */
+        post: operations["refreshToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tokens/revoke": {
         parameters: {
             query?: never;
@@ -1195,6 +1281,13 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         ActionRequest: components["schemas"]["PlayActionRequest"] | components["schemas"]["PassActionRequest"] | components["schemas"]["MoonActionRequest"];
+        /**
+         * @description * `app_key` - app_key
+         *     * `admin` - admin
+         *     * `operator` - operator
+         * @enum {string}
+         */
+        ActorKindEnum: "app_key" | "admin" | "operator";
         /** @description Seat a bot of `level`: in the lowest open seat, or `position`. */
         AddBotRequest: {
             /** @description The version you saw */
@@ -1203,6 +1296,47 @@ export interface components {
             level?: components["schemas"]["SeatLevel"];
             /** @description The seat, 0 first */
             position?: number;
+        };
+        ApiKeyOut: {
+            id: number;
+            name: string;
+            /** @description The key's first characters, to recognise it (never the whole key) */
+            prefix: string;
+            scopes: components["schemas"]["ScopesEnum"][];
+            /**
+             * @description active; expiring (works until expires_at, as a rotated key does); expired; revoked
+             *
+             *     * `active` - active
+             *     * `expiring` - expiring
+             *     * `expired` - expired
+             *     * `revoked` - revoked
+             */
+            state: components["schemas"]["StateEnum"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description The last request with it, to the minute (null: never used)
+             */
+            last_used_at: string | null;
+            /** @description The key a rotation replaced it with */
+            replaced_by: number | null;
+        };
+        ApiKeyPageOut: {
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["ApiKeyOut"][];
+        };
+        ApiKeySecretOut: {
+            key: components["schemas"]["ApiKeyOut"];
+            /** @description The key itself: shown only in this answer, stored hashed */
+            secret: string;
         };
         ApnsOut: {
             key_id: string;
@@ -1240,7 +1374,61 @@ export interface components {
              */
             retry_in?: number;
         };
+        AuditEntryOut: {
+            id: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description Who made the change
+             *
+             *     * `app_key` - app_key
+             *     * `admin` - admin
+             *     * `operator` - operator
+             */
+            actor_kind: components["schemas"]["ActorKindEnum"];
+            /** @description The app key (`key <id> <label>`), the admin user or the operator's command */
+            actor: string;
+            /** @description The request's X-Request-ID (empty outside an HTTP request) */
+            request_id: string;
+            /** @description The operation (createWebhook...), admin.add/change/delete or set_quota */
+            action: string;
+            /** @description What changed: webhook:3, bot:2, app:1, player:7... */
+            target: string;
+            /** @description {"field": [before, after]} of the changed fields; a secret shows only "(secret)" */
+            changes: {
+                [key: string]: unknown[];
+            };
+            /** @description SHA-256 over prev_hash and the row's canonical JSON (docs/audit.md) */
+            hash: string;
+            /** @description The hash of the row before it in the service's whole chain */
+            prev_hash: string;
+        };
+        AuditPageOut: {
+            /**
+             * Format: uri
+             * @description The next page (null on the last)
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The page before (null on the first)
+             */
+            previous: string | null;
+            /** @description Newest first */
+            results: components["schemas"]["AuditEntryOut"][];
+        };
         BotListOut: {
+            /**
+             * Format: uri
+             * @description The next page (null on the last)
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The page before (null on the first)
+             */
+            previous: string | null;
+            /** @description Oldest first; at most BOTS_MAX (100) in all */
             results: components["schemas"]["BotOut"][];
         };
         BotOut: {
@@ -1326,6 +1514,18 @@ export interface components {
             /** @description Timeouts in a row before a seat is marked away Default: `2`. */
             away_after?: number;
         };
+        /** @description A new key: its label, its scopes and when it stops working. */
+        CreateApiKeyRequest: {
+            /** @description Your own label for the key (at most 64 characters) Default: `""`. */
+            name?: string;
+            /** @description What the key may do: admin, app:read, app:write, keys:read, keys:write, players:write, erasure, exports:read, exports:write, tables:read, tables:write, webhooks:read, webhooks:write, bots:read, bots:write, tournaments:read, tournaments:write, ratings:read, push:read, push:write (admin: every scope); at most the scopes of the key that asks (else missing_scope) */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601, in the future: refused from then on (401 key_expired); left out or null: never
+             */
+            expires_at?: string | null;
+        };
         /** @description A guest player: only a name. */
         CreateGuestRequest: {
             /** @description 1 to 64 characters */
@@ -1337,6 +1537,11 @@ export interface components {
             name: string;
             /** @description Your own id for the user (at most 128 characters) Default: `""`. */
             external_id?: string;
+        };
+        /** @description A token's lifetime. */
+        CreatePlayerTokenRequest: {
+            /** @description Seconds the token works (60 to 31622400), then 401 token_expired; left out or null: until revoked */
+            expires_in?: number | null;
         };
         /** @description A new table: its options, its turn clocks, and seats to fill with bots at once. */
         CreateTableRequest: {
@@ -1479,7 +1684,17 @@ export interface components {
          */
         DeviceKindEnum: "fcm" | "apns" | "webpush";
         DeviceListOut: {
-            /** @description Oldest first; expired devices are left out */
+            /**
+             * Format: uri
+             * @description The next page (null on the last)
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The page before (null on the first)
+             */
+            previous: string | null;
+            /** @description Oldest first; expired devices are left out; at most PUSH_MAX_DEVICES (10) in all */
             results: components["schemas"]["DeviceOut"][];
         };
         DeviceOut: {
@@ -1562,6 +1777,7 @@ export interface components {
          *     * `invalid_wait` - invalid_wait
          *     * `invite_invalid` - invite_invalid
          *     * `invite_expired` - invite_expired
+         *     * `too_many_invites` - too_many_invites
          *     * `table_not_open` - table_not_open
          *     * `table_closed` - table_closed
          *     * `not_started` - not_started
@@ -1570,12 +1786,19 @@ export interface components {
          *     * `player_token_required` - player_token_required
          *     * `app_key_required` - app_key_required
          *     * `not_a_player_token` - not_a_player_token
+         *     * `missing_scope` - missing_scope
+         *     * `key_expired` - key_expired
+         *     * `key_revoked` - key_revoked
+         *     * `token_expired` - token_expired
+         *     * `too_many_keys` - too_many_keys
+         *     * `key_not_live` - key_not_live
          *     * `invalid_language` - invalid_language
          *     * `invalid_url` - invalid_url
          *     * `invalid_event_type` - invalid_event_type
          *     * `too_many_webhooks` - too_many_webhooks
          *     * `webhook_disabled` - webhook_disabled
          *     * `bot_name_taken` - bot_name_taken
+         *     * `too_many_bots` - too_many_bots
          *     * `invalid_device` - invalid_device
          *     * `device_kind_not_allowed` - device_kind_not_allowed
          *     * `too_many_devices` - too_many_devices
@@ -1590,6 +1813,7 @@ export interface components {
          *     * `authentication_failed` - authentication_failed
          *     * `permission_denied` - permission_denied
          *     * `rate_limited` - rate_limited
+         *     * `quota_exceeded` - quota_exceeded
          *     * `malformed_request` - malformed_request
          *     * `invalid_input` - invalid_input
          *     * `request_too_large` - request_too_large
@@ -1609,7 +1833,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "not_archived" | "player_token_required" | "app_key_required" | "not_a_player_token" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "too_many_invites" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "not_archived" | "player_token_required" | "app_key_required" | "not_a_player_token" | "missing_scope" | "key_expired" | "key_revoked" | "token_expired" | "too_many_keys" | "key_not_live" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "too_many_bots" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "quota_exceeded" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1652,6 +1876,7 @@ export interface components {
              *     * `invalid_wait` - invalid_wait
              *     * `invite_invalid` - invite_invalid
              *     * `invite_expired` - invite_expired
+             *     * `too_many_invites` - too_many_invites
              *     * `table_not_open` - table_not_open
              *     * `table_closed` - table_closed
              *     * `not_started` - not_started
@@ -1660,12 +1885,19 @@ export interface components {
              *     * `player_token_required` - player_token_required
              *     * `app_key_required` - app_key_required
              *     * `not_a_player_token` - not_a_player_token
+             *     * `missing_scope` - missing_scope
+             *     * `key_expired` - key_expired
+             *     * `key_revoked` - key_revoked
+             *     * `token_expired` - token_expired
+             *     * `too_many_keys` - too_many_keys
+             *     * `key_not_live` - key_not_live
              *     * `invalid_language` - invalid_language
              *     * `invalid_url` - invalid_url
              *     * `invalid_event_type` - invalid_event_type
              *     * `too_many_webhooks` - too_many_webhooks
              *     * `webhook_disabled` - webhook_disabled
              *     * `bot_name_taken` - bot_name_taken
+             *     * `too_many_bots` - too_many_bots
              *     * `invalid_device` - invalid_device
              *     * `device_kind_not_allowed` - device_kind_not_allowed
              *     * `too_many_devices` - too_many_devices
@@ -1680,6 +1912,7 @@ export interface components {
              *     * `authentication_failed` - authentication_failed
              *     * `permission_denied` - permission_denied
              *     * `rate_limited` - rate_limited
+             *     * `quota_exceeded` - quota_exceeded
              *     * `malformed_request` - malformed_request
              *     * `invalid_input` - invalid_input
              *     * `request_too_large` - request_too_large
@@ -1735,10 +1968,14 @@ export interface components {
             known?: string[];
             /** @description invalid_event_type: the unknown types sent */
             event_types?: string[];
-            /** @description request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints; too_many_devices: the most devices of a player */
+            /** @description request_too_large: the largest body in bytes; too_many_webhooks: the most endpoints; too_many_devices: the most devices of a player; too_many_keys: the most live keys of an app */
             limit?: number;
             /** @description already_waiting: the table where you wait */
             table?: number;
+            /** @description quota_exceeded (in a 429): the quota that is full */
+            quota?: string;
+            /** @description missing_scope: the scope the API key lacks (docs/keys.md); too_many_sockets, too_many_subscriptions: token, app or address */
+            scope?: string;
             /** @description invalid_input: the fields at fault, each with its messages */
             fields?: {
                 [key: string]: unknown;
@@ -2010,7 +2247,17 @@ export interface components {
             uses?: number;
         };
         InviteListOut: {
-            /** @description The codes still usable, oldest first */
+            /**
+             * Format: uri
+             * @description The next page (null on the last)
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The page before (null on the first)
+             */
+            previous: string | null;
+            /** @description The codes still usable, oldest first (at most INVITES_MAX: 20) */
             invites: components["schemas"]["InviteOut"][];
         };
         /** @description An invite code as its creators see it (the code itself only when it is created). */
@@ -2274,6 +2521,11 @@ export interface components {
             player: components["schemas"]["PlayerOut"];
             /** @description Bearer token: shown once, stored hashed */
             token: string;
+            /**
+             * Format: date-time
+             * @description When the token stops working (null: never)
+             */
+            expires_at: string | null;
         };
         PushSettingsOut: {
             /** @description The FCM service account's public fields; null: none set */
@@ -2294,9 +2546,50 @@ export interface components {
             /** @description Seconds to wait for people, 0 to 300 (default 20) Default: `20`. */
             wait_seconds?: number;
         };
+        /**
+         * @description * `streams_per_token` - streams_per_token
+         *     * `streams_per_app` - streams_per_app
+         *     * `open_tables` - open_tables
+         *     * `tournaments_per_day` - tournaments_per_day
+         *     * `bots` - bots
+         *     * `webhooks` - webhooks
+         * @enum {string}
+         */
+        QuotaEnum: "streams_per_token" | "streams_per_app" | "open_tables" | "tournaments_per_day" | "bots" | "webhooks";
+        /** @description A 429: one of the app's quotas is full (docs/rest.md#quotas); free a place first, no retry helps. */
+        QuotaExceededOut: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            code: "quota_exceeded";
+            detail: string;
+            /**
+             * @description Which quota is full
+             *
+             *     * `streams_per_token` - streams_per_token
+             *     * `streams_per_app` - streams_per_app
+             *     * `open_tables` - open_tables
+             *     * `tournaments_per_day` - tournaments_per_day
+             *     * `bots` - bots
+             *     * `webhooks` - webhooks
+             */
+            quota: components["schemas"]["QuotaEnum"];
+            /** @description The quota's limit for your app */
+            limit: number;
+        };
+        /**
+         * @description * `quota_exceeded` - quota_exceeded
+         * @enum {string}
+         */
+        QuotaExceededOutCodeEnum: "quota_exceeded";
         /** @description A 429: over a rate limit (the Retry-After header says the same as `retry_after`). */
         RateLimitedOut: {
-            code: components["schemas"]["RateLimitedOutCodeEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            code: "rate_limited";
             detail: string;
             /**
              * @description Which limit was reached (export: one data export a minute per player)
@@ -2391,6 +2684,11 @@ export interface components {
             /** @description null: a carried trick (Cancellation) */
             winner: number | null;
         };
+        /** @description The new token's lifetime. */
+        RefreshTokenRequest: {
+            /** @description Seconds the new token works (60 to 31622400); left out or null: as long as the old one was given (never, for a token without expiry) */
+            expires_in?: number | null;
+        };
         /** @description A new bot endpoint. */
         RegisterBotRequest: {
             /** @description Seats name the bot as the level ext:<name>: 1 to 40 letters, digits, _ or -, unique in the app */
@@ -2436,6 +2734,42 @@ export interface components {
             /** @description The rematch table, once it started */
             table: number | null;
         };
+        /** @description How long the old key keeps working. */
+        RotateApiKeyRequest: {
+            /** @description Seconds the old key keeps working (0 to 2592000, 30 days; default 86400, a day), then 401 key_expired Default: `86400`. */
+            overlap_seconds?: number;
+        };
+        RotatedKeyOut: {
+            key: components["schemas"]["ApiKeyOut"];
+            /** @description The key itself: shown only in this answer, stored hashed */
+            secret: string;
+            /** @description The rotated key: it works until its expires_at */
+            previous: components["schemas"]["ApiKeyOut"];
+        };
+        /**
+         * @description * `admin` - admin
+         *     * `app:read` - app:read
+         *     * `app:write` - app:write
+         *     * `keys:read` - keys:read
+         *     * `keys:write` - keys:write
+         *     * `players:write` - players:write
+         *     * `erasure` - erasure
+         *     * `exports:read` - exports:read
+         *     * `exports:write` - exports:write
+         *     * `tables:read` - tables:read
+         *     * `tables:write` - tables:write
+         *     * `webhooks:read` - webhooks:read
+         *     * `webhooks:write` - webhooks:write
+         *     * `bots:read` - bots:read
+         *     * `bots:write` - bots:write
+         *     * `tournaments:read` - tournaments:read
+         *     * `tournaments:write` - tournaments:write
+         *     * `ratings:read` - ratings:read
+         *     * `push:read` - push:read
+         *     * `push:write` - push:write
+         * @enum {string}
+         */
+        ScopesEnum: "admin" | "app:read" | "app:write" | "keys:read" | "keys:write" | "players:write" | "erasure" | "exports:read" | "exports:write" | "tables:read" | "tables:write" | "webhooks:read" | "webhooks:write" | "bots:read" | "bots:write" | "tournaments:read" | "tournaments:write" | "ratings:read" | "push:read" | "push:write";
         ScoresheetOut: {
             hands: components["schemas"]["SheetRowOut"][];
             totals: number[];
@@ -2532,6 +2866,14 @@ export interface components {
             /** @description Default: `"basic"`. */
             fill_with?: components["schemas"]["SeatLevel"];
         };
+        /**
+         * @description * `active` - active
+         *     * `expiring` - expiring
+         *     * `expired` - expired
+         *     * `revoked` - revoked
+         * @enum {string}
+         */
+        StateEnum: "active" | "expiring" | "expired" | "revoked";
         StreamTicketOut: {
             /** @description Opens this one stream as you, until expires_at; not a bearer token */
             ticket: string;
@@ -2692,7 +3034,13 @@ export interface components {
         TokenOut: {
             /** @description Bearer token: shown once, stored hashed */
             token: string;
+            /**
+             * Format: date-time
+             * @description When the token stops working (null: never)
+             */
+            expires_at: string | null;
         };
+        TooManyOut: components["schemas"]["RateLimitedOut"] | components["schemas"]["QuotaExceededOut"];
         /** @description A new duplicate tournament (docs/tournaments.md). */
         TournamentInRequest: {
             /** @description At most 100 characters Default: `""`. */
@@ -2709,7 +3057,17 @@ export interface components {
             seed?: string;
         };
         TournamentListOut: {
-            /** @description The app's tournaments, newest first (at most 100) */
+            /**
+             * Format: uri
+             * @description The next page (null on the last)
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The page before (null on the first)
+             */
+            previous: string | null;
+            /** @description The app's tournaments, newest first */
             results: components["schemas"]["TournamentOut"][];
         };
         TournamentOut: {
@@ -2831,6 +3189,17 @@ export interface components {
          */
         VisibilityEnum: "public" | "unlisted" | "private";
         WebhookListOut: {
+            /**
+             * Format: uri
+             * @description The next page (null on the last)
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The page before (null on the first)
+             */
+            previous: string | null;
+            /** @description Oldest first; at most WEBHOOK_MAX_PER_APP (20) in all */
             results: components["schemas"]["WebhookOut"][];
         };
         WebhookOut: {
@@ -4146,8 +4515,17 @@ export interface operations {
                     "application/json": components["schemas"]["AppSettingsOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4218,8 +4596,510 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPageOut"];
+                };
+            };
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyPageOut"];
+                };
+            };
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeySecretOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `too_many_keys` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `app_key_required` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    rotateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateApiKeyRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedKeyOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `key_not_live`, `too_many_keys` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4295,8 +5175,17 @@ export interface operations {
                     "application/json": components["schemas"]["PushSettingsOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4367,8 +5256,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4443,8 +5341,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4524,8 +5431,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4600,8 +5516,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4653,7 +5578,10 @@ export interface operations {
     };
     listBots: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4668,8 +5596,26 @@ export interface operations {
                     "application/json": components["schemas"]["BotListOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4740,8 +5686,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4785,7 +5740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4793,7 +5748,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedOut"];
+                    "application/json": components["schemas"]["TooManyOut"];
                 };
             };
             /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
@@ -4828,8 +5783,17 @@ export interface operations {
                     "application/json": components["schemas"]["BotOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4897,8 +5861,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4980,8 +5953,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5086,8 +6068,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5174,8 +6165,17 @@ export interface operations {
                     "application/json": components["schemas"]["ExportJobOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5238,8 +6238,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5434,8 +6443,17 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5521,7 +6539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5630,8 +6648,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5680,8 +6707,17 @@ export interface operations {
                     "application/json": components["schemas"]["MeOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5730,7 +6766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasedOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5802,7 +6838,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5864,7 +6900,10 @@ export interface operations {
     };
     listMyDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5879,8 +6918,26 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceListOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5959,7 +7016,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6046,7 +7103,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6132,7 +7189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6218,7 +7275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6295,8 +7352,17 @@ export interface operations {
                     "application/json": components["schemas"]["TurnsOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6367,8 +7433,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6446,8 +7521,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErasedOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6499,7 +7583,10 @@ export interface operations {
     };
     listPlayerDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 player_id: number;
@@ -6516,8 +7603,26 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceListOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6607,8 +7712,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6704,8 +7818,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6792,8 +7915,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6894,8 +8026,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6955,8 +8096,17 @@ export interface operations {
                     "application/json": components["schemas"]["PlayerRatingsOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7006,7 +8156,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreatePlayerTokenRequest"];
+            };
+        };
         responses: {
             201: {
                 headers: {
@@ -7025,8 +8179,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7161,8 +8324,17 @@ export interface operations {
                     "application/json": components["schemas"]["TableOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7245,7 +8417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7343,7 +8515,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7420,8 +8592,17 @@ export interface operations {
                     "application/json": components["schemas"]["RatingSystemOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7485,8 +8666,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7551,8 +8741,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7587,7 +8786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7595,7 +8794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedOut"];
+                    "application/json": components["schemas"]["TooManyOut"];
                 };
             };
             /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
@@ -7644,8 +8843,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7723,8 +8931,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7838,7 +9055,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7947,7 +9164,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8062,8 +9279,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8171,8 +9397,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8232,8 +9467,17 @@ export interface operations {
                     "application/json": components["schemas"]["GameExportOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8302,8 +9546,17 @@ export interface operations {
                     "application/json": components["schemas"]["HandsOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8364,8 +9617,17 @@ export interface operations {
                     "application/json": components["schemas"]["HandReplayOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8408,7 +9670,10 @@ export interface operations {
     };
     listInvites: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 table_id: number;
@@ -8425,8 +9690,26 @@ export interface operations {
                     "application/json": components["schemas"]["InviteListOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8508,8 +9791,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8597,8 +9889,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8685,7 +9986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8800,7 +10101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8909,8 +10210,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8982,7 +10292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9088,8 +10398,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9185,8 +10504,17 @@ export interface operations {
                     "application/json": components["schemas"]["ScoresheetOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9264,8 +10592,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9370,8 +10707,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9450,7 +10796,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9469,6 +10815,96 @@ export interface operations {
                 };
             };
             /** @description Error codes: `not_finished` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    refreshToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RefreshTokenRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerTokenOut"];
+                };
+            };
+            /** @description Error codes: `malformed_request`, `invalid_input` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `request_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9526,8 +10962,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9588,7 +11033,10 @@ export interface operations {
     };
     listTournaments: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9603,8 +11051,26 @@ export interface operations {
                     "application/json": components["schemas"]["TournamentListOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9678,8 +11144,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9723,7 +11198,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9731,7 +11206,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedOut"];
+                    "application/json": components["schemas"]["TooManyOut"];
                 };
             };
             /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
@@ -9766,8 +11241,17 @@ export interface operations {
                     "application/json": components["schemas"]["TournamentOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9836,8 +11320,17 @@ export interface operations {
                     "application/json": components["schemas"]["StandingsOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9906,8 +11399,17 @@ export interface operations {
                     "application/json": components["schemas"]["TournamentTablesOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9959,7 +11461,10 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `next` or `previous` link's cursor (opaque) */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9974,8 +11479,26 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookListOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10046,8 +11569,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10091,7 +11623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10099,7 +11631,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedOut"];
+                    "application/json": components["schemas"]["TooManyOut"];
                 };
             };
             /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
@@ -10134,8 +11666,17 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10203,8 +11744,17 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10286,8 +11836,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10387,8 +11946,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10458,8 +12026,17 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryDetailOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10538,8 +12115,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10644,8 +12230,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10760,7 +12355,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed`, `ticket_invalid`, `ticket_expired` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired`, `ticket_invalid`, `ticket_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10778,7 +12373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10786,7 +12381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedOut"];
+                    "application/json": components["schemas"]["TooManyOut"];
                 };
             };
             /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
@@ -10840,7 +12435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description Error codes: `not_authenticated`, `authentication_failed`, `ticket_invalid`, `ticket_expired` */
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired`, `ticket_invalid`, `ticket_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10858,7 +12453,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10866,7 +12461,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedOut"];
+                    "application/json": components["schemas"]["TooManyOut"];
                 };
             };
             /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */

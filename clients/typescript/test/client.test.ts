@@ -10,6 +10,7 @@ import { test } from "node:test";
 import {
   HeartsClient,
   HeartsError,
+  QuotaExceeded,
   RetryLater,
   StaleVersion,
   type Action,
@@ -78,6 +79,15 @@ test("attempts are bounded and a long Retry-After is not waited for", async () =
   assert.equal(sent.length, 3);
   ({ sent, fetch } = scripted(json(429, { code: "rate_limited", detail: "x" }, { "Retry-After": "3600" })));
   await assert.rejects(client(fetch).tables.get(7), (e: unknown) => e instanceof RetryLater && e.retryAfter === 3600);
+  assert.equal(sent.length, 1);
+});
+
+test("a full quota is raised at once, not retried as a rate limit is", async () => {
+  const { sent, fetch } = scripted(json(429, { code: "quota_exceeded", detail: "full", quota: "open_tables", limit: 3 }));
+  await assert.rejects(
+    client(fetch).tables.get(7),
+    (e: unknown) => e instanceof QuotaExceeded && !(e instanceof RetryLater) && e.body["quota"] === "open_tables",
+  );
   assert.equal(sent.length, 1);
 });
 

@@ -14,12 +14,15 @@ import os
 import ssl
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import certifi
 import httpx
 from django.conf import settings
+
+from games.webhooks import addresses
 
 Result = Literal["sent", "retry", "dead", "failed"]
 
@@ -84,11 +87,46 @@ def client() -> httpx.Client:
     with _clients_lock:
         shared = _clients.get(ca_file)
         if shared is None:
-            context = ssl.create_default_context(cafile=certifi.where())
-            if ca_file:
-                context.load_verify_locations(cafile=ca_file)
+            context = _trust(ca_file)
             shared = _clients[ca_file] = httpx.Client(http2=True, verify=context, follow_redirects=False)
     return shared
+
+
+_contexts: dict[str, ssl.SSLContext] = {}
+
+
+def _trust(ca_file: str) -> ssl.SSLContext:
+    """The TLS context of the providers' clients: certifi's roots and PUSH_CA_FILE's (made once)."""
+    context = _contexts.get(ca_file)
+    if context is None:
+        context = _contexts[ca_file] = ssl.create_default_context(cafile=certifi.where())
+        if ca_file:
+            context.load_verify_locations(cafile=ca_file)
+    return context
+
+
+PINNED_CLIENTS = 64  # Web Push hosts whose pinned client (and its kept connection) a process keeps
+_pinned: OrderedDict[tuple[str, tuple[str, ...]], httpx.Client] = OrderedDict()
+
+
+def pinned(found: list[addresses.IPAddress]) -> httpx.Client:
+    """A client like `client()` that connects only to `found`, the addresses a Web Push endpoint's
+    host resolved to when it was checked (games.webhooks.addresses), so a name that rebinds after
+    the check cannot move the send. One per set of addresses, the most recently used
+    PINNED_CLIENTS kept, so a push service's connection is reused while its name keeps resolving
+    to the same addresses."""
+    ca_file = str(settings.PUSH_CA_FILE or "")
+    key = (ca_file, tuple(str(a) for a in found))
+    with _clients_lock:
+        kept = _pinned.get(key)
+        if kept is not None:
+            _pinned.move_to_end(key)
+            return kept
+        kept = _pinned[key] = addresses.pinned_client(found, verify=_trust(ca_file), http2=True)
+        while len(_pinned) > PINNED_CLIENTS:
+            _, evicted = _pinned.popitem(last=False)
+            evicted.close()
+    return kept
 
 
 class _RequestLineRedaction(logging.Filter):
@@ -120,6 +158,8 @@ def _forget_clients() -> None:
     global _clients_lock
     _clients_lock = threading.Lock()
     _clients.clear()
+    _pinned.clear()
+    _contexts.clear()
 
 
 os.register_at_fork(after_in_child=_forget_clients)

@@ -23,13 +23,14 @@ from games.push.providers import (
     apns_collapse_id,
     client,
     network_outcome,
+    pinned,
     refusal,
     retry_after,
     scrub,
     short,
     webpush_topic,
 )
-from games.webhooks.transport import blocked
+from games.webhooks import addresses
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,8 @@ def _fetch_token(credential: Credential, timeout: float) -> _Token | Outcome:
     token_uri = str(credential.get("token_uri", ""))
     if urlsplit(token_uri).scheme not in ("http", "https"):
         return Outcome("failed", error="credential: token_uri is not an http(s) URL")
-    refused = blocked(token_uri)  # the service account JSON is the app's: never a way inside
+    # The service account JSON is the app's: never a way inside, and sent to the address checked.
+    found, refused = addresses.check(token_uri, allow_private=bool(settings.WEBHOOK_ALLOW_PRIVATE_HOSTS))
     if refused:
         return refusal("credential: token_uri", token_uri, refused)
     now = int(time.time())
@@ -120,7 +122,7 @@ def _fetch_token(credential: Credential, timeout: float) -> _Token | Outcome:
         return Outcome("failed", error="credential: private_key is not a usable RSA key in PEM")
     secret = str(credential.get("private_key", ""))
     try:
-        response = client().post(
+        response = pinned(found).post(
             token_uri,
             data={"grant_type": GRANT_TYPE, "assertion": assertion},
             headers={"Accept": "application/json"},

@@ -24,13 +24,13 @@ from games.push.providers import (
     Note,
     Outcome,
     Target,
-    client,
     network_outcome,
+    pinned,
     refusal,
     retry_after,
     webpush_topic,
 )
-from games.webhooks.transport import blocked
+from games.webhooks import addresses
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def send(credential: Credential, target: Target, note: Note, timeout: float) -> 
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return Outcome("failed", error="endpoint: not an http(s) URL")
-    refused = blocked(endpoint)
+    found, refused = addresses.check(endpoint, allow_private=bool(settings.WEBHOOK_ALLOW_PRIVATE_HOSTS))
     if refused:
         return refusal("endpoint", endpoint, refused)
     secrets = (endpoint, str(credential.get("private_key", "")), *target.keys.values())
@@ -117,7 +117,8 @@ def send(credential: Credential, target: Target, note: Note, timeout: float) -> 
     }
     try:
         # The answer's body is never read: the endpoint's host may be anyone's.
-        with client().stream(
+        # Sent to the addresses just checked (a name rebinding meanwhile cannot move it).
+        with pinned(found).stream(
             "POST", endpoint, content=encrypted, headers=headers, timeout=timeout
         ) as response:
             status = response.status_code
