@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "hearts_service.probes.ProbeHost",  # /healthz, /readyz, /metrics: any Host (a scrape by address)
     "hearts_service.observability.RequestContextMiddleware",  # request id, log context, access log, latency
     "django.middleware.locale.LocaleMiddleware",  # the answer's language from Accept-Language (LANGUAGES)
     "django.middleware.security.SecurityMiddleware",
