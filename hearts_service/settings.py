@@ -175,6 +175,8 @@ REDIS_POOL_SIZE = env_int("REDIS_POOL_SIZE", 3, minimum=1)
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
+    if REDIS_URL.startswith("redis://"):  # one Redis client per channel, not per message (games.infra.broker)
+        CELERY_BROKER_TRANSPORT = "games.infra.broker:Transport"  # broker.NAME
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:

@@ -36,6 +36,7 @@ FIGURES = {
         "basic_minus_random_mu",
     ],
     "vs_openspiel.py": ["openspiel_installed"],
+    "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
     "embedded.py": [
         "sdk_game_rest_sse_s",
         "sdk_game_socket_s",
