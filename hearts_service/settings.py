@@ -267,6 +267,9 @@ BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
 BOTS_YIELD_SECONDS = env_float("BOTS_YIELD_SECONDS", 0.25, minimum=0.0, maximum=30.0)
 PEOPLE_BACKLOG = env_int("PEOPLE_BACKLOG", 20, minimum=0)
 WEB_MAX_CONCURRENT_REQUESTS = env_int("WEB_MAX_CONCURRENT_REQUESTS", 32, minimum=1)
+# Requests reuse this process's request threads (hearts_service/asgi.py); false: a new thread per
+# request, as Django does (bench/requests.py compares the two).
+WEB_KEEP_REQUEST_THREADS = env_bool("WEB_KEEP_REQUEST_THREADS", default=True)
 # The delay before each bot card played at a table where a person sits, in milliseconds, unless the
 # table sets its own `bot_pace_ms` (0 to 2000; docs/bots-and-clocks.md#pace): time to follow a trick.
 BOT_PACE_MS = env_int("BOT_PACE_MS", 700, minimum=0, maximum=2000)
