@@ -5,8 +5,10 @@ up a turn clock.
 Every task the process queues (games.infra.jobs.send) goes to the thread of its lane: `clocks`
 (clock enforcement; it also looks for overdue deadlines every CLOCK_TICK), `people` (bot moves at
 tables where a person sits), `bots` (bot-only tables), `bulk` (tournament set-up, exports), and
-`webhooks`/`push` if a task of theirs is ever queued. Each lane runs its tasks one at a time, in the
-order they come due (a paced bot card waits on its lane's timer, not in a thread), with the same
+`webhooks`/`push` if a task of theirs is ever queued. Each lane runs its tasks in the order they come
+due (a paced bot card waits on its lane's timer, not in a thread), one at a time, except the bot
+lane: BOT_THREADS threads take its tasks, so a table of thinking experts (seconds a move) does not
+hold back another table's quick bots (the GIL is handed over every few milliseconds), with the same
 semantics as a Celery worker of that queue: the task body is the same, it sees its queue (so a
 bot task plays as many moves as a worker of that lane would, then queues the next), a task for a
 stale version does nothing, a task already waiting on its lane is not queued twice, and a task that
@@ -27,6 +29,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import current_app
@@ -45,6 +48,7 @@ log = logging.getLogger(__name__)
 CLOCK_TICK = 0.1  # seconds between two looks for overdue turn clocks
 SWEEP_SECONDS = 1.0
 RETRIES = 5  # tries of a task that failed on a database error (then the sweep finds its table)
+BOT_THREADS = 4  # threads of the bot lane: up to four bot-only tables' moves at once
 LANES = (jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.BOTS_QUEUE, jobs.BULK_QUEUE)
 _started = threading.Event()
 _lanes: dict[str, Lane] = {}
@@ -69,7 +73,7 @@ def lane_name(queue: str) -> str:
 class Lane:
     """One lane's thread and its tasks, in the order they come due."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, threads: int = 1) -> None:
         self.name = name
         # (when, order, task, args, queue, tries, the trace that queued it: tracing.capture)
         self.due: list[tuple[float, int, str, tuple[Any, ...], str, int, Any]] = []
@@ -77,8 +81,8 @@ class Lane:
         self.ready = threading.Condition()
         self.order = itertools.count()
         self.ran = 0
-        self.thread = threading.Thread(target=self.run, name=f"hearts-lane-{name}", daemon=True)
-        self.thread.start()
+        for n in range(threads):
+            threading.Thread(target=self.run, name=f"hearts-lane-{name}-{n}", daemon=True).start()
 
     def put(self, name: str, args: tuple[Any, ...], queue: str, delay: float, tries: int = 0) -> None:
         key = (name, args)
@@ -133,7 +137,7 @@ def lane(queue: str) -> Lane:
         with _lanes_lock:
             found = _lanes.get(name)
             if found is None:
-                found = _lanes[name] = Lane(name)
+                found = _lanes[name] = Lane(name, BOT_THREADS if name == jobs.BOTS_QUEUE else 1)
     return found
 
 
@@ -151,9 +155,14 @@ def start() -> None:
     for queue in LANES:
         lane(queue)
     jobs.run_here(hand)
-    threading.Thread(target=_clocks, name="hearts-embedded-clocks", daemon=True).start()
-    threading.Thread(target=_sweeping, name="hearts-embedded-sweep", daemon=True).start()
-    threading.Thread(target=_housekeeping, name="hearts-embedded-housekeeping", daemon=True).start()
+    for seconds, work, what in [
+        (CLOCK_TICK, _clocks, "clock check"),
+        (SWEEP_SECONDS, _sweep, "sweep"),
+        (HOUSEKEEPING_SECONDS, housekeeping, "housekeeping"),
+    ]:
+        threading.Thread(
+            target=_every, args=(seconds, work, what), name=f"hearts-{what}", daemon=True
+        ).start()
     log.info(
         "embedded worker: lanes %s in-process, clocks looked at every %.1fs", ", ".join(LANES), CLOCK_TICK
     )
@@ -175,36 +184,25 @@ def _clocks() -> None:
     """Queue a clock task on the clock lane for each overdue deadline, within CLOCK_TICK of it
     (without Redis nothing else knows when a clock comes due but the sweep, a second apart)."""
     clocks = lane(jobs.CLOCKS_QUEUE)
-    while True:
-        time.sleep(CLOCK_TICK)
-        if not clocks.idle():
-            continue  # the lane is busy with the last round's
-        try:
-            for table_id, version in overdue_clocks():
-                jobs.enforce_clock_now(table_id, version)
-        except Exception:
-            log.exception("embedded clock check failed")
-            close_old_connections()
+    if clocks.idle():  # else the lane is busy with the last round's
+        for table_id, version in overdue_clocks():
+            jobs.enforce_clock_now(table_id, version)
 
 
-def _sweeping() -> None:
+def _sweep() -> None:
     """The safety net, on its own thread: what it acts on inline never holds up a clock."""
-    while True:
-        time.sleep(SWEEP_SECONDS)
-        try:
-            sweep(inline=True)
-            tournaments.resume_set_ups()
-        except Exception:  # keep sweeping: one failed round must not stop the safety net
-            log.exception("embedded sweep failed")
-            close_old_connections()
+    sweep(inline=True)
+    tournaments.resume_set_ups()
 
 
-def _housekeeping() -> None:
+def _every(seconds: float, work: Callable[[], object], what: str) -> None:
+    """Run `work` every `seconds` on this thread, for ever, keeping its database connection; a
+    failed round is logged and the next one runs on a fresh connection (one failure must not stop
+    a safety net)."""
     while True:
-        time.sleep(HOUSEKEEPING_SECONDS)
+        time.sleep(seconds)
         try:
-            housekeeping()
-        except Exception:  # try again next minute: a failed round must not stop the thread
-            log.exception("embedded housekeeping failed")
-        finally:
+            work()
+        except Exception:
+            log.exception("embedded %s failed", what)
             close_old_connections()

@@ -6,8 +6,10 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from asgiref.sync import ThreadSensitiveContext
 from django.core.asgi import get_asgi_application
 
 from hearts_service.env import env_float
@@ -50,6 +52,10 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         asyncio.get_running_loop().run_in_executor(None, pressure.mark)
     await limit.acquire()
     held = True
+    if not settings.WEB_KEEP_REQUEST_THREADS:
+        thread = None
+    else:
+        thread = _threads.pop() if _threads else ThreadPoolExecutor(1, thread_name_prefix="hearts-request")
 
     def release() -> None:
         nonlocal held
@@ -63,19 +69,27 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send(message)
 
     try:
-        await django_application(scope, receive, sending)
+        async with ThreadSensitiveContext(executor=thread):
+            await django_application(scope, receive, sending)
     finally:
+        if thread is not None:
+            _threads.append(thread)
         release()
 
 
 # The event streams (async views that last as long as the client follows): every other request is
-# run in a thread of its own by Django and holds one of WEB_MAX_CONCURRENT_REQUESTS slots while it
+# run in a request thread (`_threads`) and holds one of WEB_MAX_CONCURRENT_REQUESTS slots while it
 # runs. Past capacity, more threads would only share the interpreter lock more thinly (each one
 # slower, and throughput falling as they contend); the others wait their turn in the event loop,
 # in order, and their waiting is the back pressure that makes the bot lane yield. A slot is given
 # back once the answer starts: sending it, a long download too, holds none.
 STREAMS = re.compile(r"^/api/v1/(tables/[^/]+/stream|me/stream)/?$")
 _limits: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+# The request threads, kept: Django runs each request in a new thread (a ThreadSensitiveContext of
+# its own, made and torn down per request); given one of these (the outermost context wins), a
+# request reuses an idle thread instead (bench/requests.py). There are as many as requests were
+# ever run or answered at once in this process.
+_threads: list[ThreadPoolExecutor] = []
 
 
 def _slots() -> asyncio.Semaphore:

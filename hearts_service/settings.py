@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "hearts_service.probes.ProbeHost",  # /healthz, /readyz, /metrics: any Host (a scrape by address)
     "hearts_service.observability.RequestContextMiddleware",  # request id, log context, access log, latency
     "django.middleware.locale.LocaleMiddleware",  # the answer's language from Accept-Language (LANGUAGES)
     "django.middleware.security.SecurityMiddleware",
@@ -174,6 +175,8 @@ REDIS_POOL_SIZE = env_int("REDIS_POOL_SIZE", 3, minimum=1)
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
+    if REDIS_URL.startswith("redis://"):  # one Redis client per channel, not per message (games.infra.broker)
+        CELERY_BROKER_TRANSPORT = "games.infra.broker:Transport"  # broker.NAME
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
@@ -264,6 +267,9 @@ BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
 BOTS_YIELD_SECONDS = env_float("BOTS_YIELD_SECONDS", 0.25, minimum=0.0, maximum=30.0)
 PEOPLE_BACKLOG = env_int("PEOPLE_BACKLOG", 20, minimum=0)
 WEB_MAX_CONCURRENT_REQUESTS = env_int("WEB_MAX_CONCURRENT_REQUESTS", 32, minimum=1)
+# Requests reuse this process's request threads (hearts_service/asgi.py); false: a new thread per
+# request, as Django does (bench/requests.py compares the two).
+WEB_KEEP_REQUEST_THREADS = env_bool("WEB_KEEP_REQUEST_THREADS", default=True)
 # The delay before each bot card played at a table where a person sits, in milliseconds, unless the
 # table sets its own `bot_pace_ms` (0 to 2000; docs/bots-and-clocks.md#pace): time to follow a trick.
 BOT_PACE_MS = env_int("BOT_PACE_MS", 700, minimum=0, maximum=2000)

@@ -36,6 +36,8 @@ FIGURES = {
         "basic_minus_random_mu",
     ],
     "vs_openspiel.py": ["openspiel_installed"],
+    "requests.py": ["request_cpu_us_kept", "request_cpu_us_new_thread", "request_kept_vs_new_thread_ratio"],
+    "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
     "embedded.py": [
         "sdk_game_rest_sse_s",
         "sdk_game_socket_s",
@@ -87,10 +89,17 @@ def test_every_benchmark_has_a_smoke_run() -> None:
     assert {p.name for p in (ROOT / "bench").glob("*.py")} == {*FIGURES, "load.py", "growth.py"}
 
 
-@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py", "ratings.py"])
+@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py", "ratings.py", "requests.py"])
 def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
     figures = run(bench)
     assert all(value >= 0 for value in figures.values())
+
+
+@pytest.mark.needs_redis
+def test_the_broker_benchmark_publishes_through_both_transports(redis_url: str) -> None:
+    """Unset, REDIS_URL is the machine's Redis, database 15; here the test run's own database."""
+    figures = run("broker.py", REDIS_URL=redis_url)
+    assert figures["publish_cpu_us_kombu"] > 0 and figures["publish_cpu_us_ours"] > 0
 
 
 def test_the_embedded_benchmark_plays_whole_games_on_its_own_make_run_server() -> None:

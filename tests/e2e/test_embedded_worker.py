@@ -52,7 +52,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         yield base, db
     finally:
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:  # a test's stream still open: uvicorn waits for it
+            proc.kill()
+            proc.wait(10)
 
 
 def _guest(base: str) -> str:

@@ -445,3 +445,14 @@ def test_lines_logged_while_a_stream_is_produced_carry_the_request_ids(logs: Lin
     streamed = [p for p in logs.parsed() if p["logger"] == "games.api.streams"]
     assert [p["message"] for p in streamed] == ["event 0", "event 1", "closed", "line"]
     assert all(p["request_id"] == "stream-1" and p["table_id"] == 77 for p in streamed)
+
+
+def test_probes_and_scrapes_answer_whatever_host_they_are_sent_and_other_paths_do_not(settings: Any) -> None:
+    """Prometheus calls a pod by its address (no Host header of its choosing); the API still
+    refuses a host outside ALLOWED_HOSTS."""
+    settings.ALLOWED_HOSTS = [".example.com"]
+    pod = {"HTTP_HOST": "10.1.2.3:8000", "REMOTE_ADDR": "10.1.2.3"}
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert client().get(path, **pod).status_code == 200, path
+    refused = client().get("/api/v1/rules", **pod)
+    assert refused.status_code == 400 and refused.json()["code"] == "malformed_request"
