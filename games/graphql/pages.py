@@ -1,19 +1,22 @@
 """GraphQL's paged lists: a page of games.paging as a Relay connection, and the arguments that ask for one.
 
-The lists an app or a player grows (invite codes, bots, webhook endpoints, devices, tournaments)
-page as `tables` and `deliveries` do: `first` (at most paging.MAX_PAGE_SIZE) and `after` (a cursor
-from `pageInfo.endCursor` or an edge, the same cursor REST's `?cursor=` takes).
+Every paged list (tables, deliveries, and what an app or a player grows: invite codes, bots,
+webhook endpoints, devices, tournaments, the audit trail) is made by `connection`: `first` (at most
+paging.MAX_PAGE_SIZE) and `after` (a cursor from `pageInfo.endCursor` or an edge, the same cursor
+REST's `?cursor=` takes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import graphene
 from django.db.models import Model, QuerySet
 
 from games import paging
+
+C = TypeVar("C", bound=graphene.relay.Connection)
 
 
 def args() -> dict[str, Any]:
@@ -25,13 +28,13 @@ def args() -> dict[str, Any]:
 
 
 def connection(
-    kind: type[graphene.relay.Connection],
+    kind: type[C],
     rows: QuerySet[Any],
     keyset: paging.Keyset,
     node: Callable[[Any], Any],
     first: int | None,
     after: str | None,
-) -> Any:
+) -> C:
     """The page of `rows` that `after` names (None: the first), `first` rows long, as a `kind`
     connection whose nodes are `node(row)`."""
     page: paging.Page[Model] = paging.paginate(rows, keyset, after, paging.page_size(first))

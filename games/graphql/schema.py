@@ -7,6 +7,7 @@ the event streams are subscriptions instead, and renamed mutations keep their ol
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import graphene
@@ -158,17 +159,8 @@ class Query(
     ) -> TableConnection:
         p = principal_of(info)
         tables = reads.filtered_tables(p, status=status, open_seats=bool(open_seats), mine=bool(mine))
-        page = paging.paginate(tables, reads.TABLE_PAGES, after, paging.page_size(first))
-        edge = TableConnection.Edge  # type: ignore[attr-defined]  # graphene makes it with the class
-        edges = [edge(node=TableRef(p, t), cursor=page.cursor_of(t)) for t in page.rows]
-        return TableConnection(
-            edges=edges,
-            page_info=graphene.relay.PageInfo(
-                has_next_page=page.next is not None,
-                has_previous_page=bool(after),
-                start_cursor=edges[0].cursor if edges else None,
-                end_cursor=edges[-1].cursor if edges else None,
-            ),
+        return pages.connection(
+            TableConnection, tables, reads.TABLE_PAGES, partial(TableRef, p), first, after
         )
 
     def resolve_invites(root: Any, info: Any, table_id: int) -> list[dict[str, Any]]:

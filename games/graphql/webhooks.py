@@ -165,23 +165,11 @@ class WebhookQueries(graphene.ObjectType):
         status: str | None = None,
         after: str | None = None,
     ) -> DeliveryConnection | None:
-        size = paging.page_size(first)
         endpoint = _endpoint_or_none(info, webhook_id)
         if endpoint is None:
             return None
         rows = webhooks.deliveries_of(endpoint, status)
-        page = paging.paginate(rows, webhooks.DELIVERY_PAGES, after, size)
-        edge = DeliveryConnection.Edge  # type: ignore[attr-defined]  # graphene makes it with the class
-        edges = [edge(node=_delivery(d), cursor=page.cursor_of(d)) for d in page.rows]
-        return DeliveryConnection(
-            edges=edges,
-            page_info=graphene.relay.PageInfo(
-                has_next_page=page.next is not None,
-                has_previous_page=bool(after),
-                start_cursor=edges[0].cursor if edges else None,
-                end_cursor=edges[-1].cursor if edges else None,
-            ),
-        )
+        return pages.connection(DeliveryConnection, rows, webhooks.DELIVERY_PAGES, _delivery, first, after)
 
     def resolve_delivery(root: Any, info: Any, webhook_id: int, id: str) -> dict[str, Any] | None:
         try:
