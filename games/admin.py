@@ -114,8 +114,10 @@ class AppAdmin(AuditedAdmin[App]):
         and export files (games.services.exports.delete_app)."""
         if request.POST.get("post") == "yes":
             ids = list(queryset.values_list("pk", flat=True))
-            for app_id in ids:
-                exports.delete_app(app_id)
+            for app in queryset.order_by("pk"):
+                before = self._before(app)
+                exports.delete_app(app.pk)
+                self._record(request, "delete", app, before)
             self.message_user(request, f"{len(ids)} apps deleted with all their data")
             return None
         rows = [
@@ -159,7 +161,14 @@ class ApiKeyAdmin(AuditedAdmin[ApiKey]):
 
     @admin.action(description="Revoke the selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        n = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        n = 0
+        for key in queryset.filter(revoked_at__isnull=True).order_by("pk"):
+            with transaction.atomic():  # one audit row a key, with the revocation
+                before = self._before(key)
+                key.revoked_at = timezone.now()
+                key.save(update_fields=["revoked_at"])
+                self._record(request, "revoke", key, before)
+                n += 1
         self.message_user(request, f"{n} keys revoked")
 
 

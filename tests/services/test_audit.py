@@ -125,6 +125,27 @@ def test_the_admins_saves_are_recorded_with_the_admin_user(settings: Any) -> Non
     assert "secret_salt" not in got[0].changes
 
 
+def test_the_admins_bulk_actions_record_one_row_per_key_revoked_and_per_app_deleted() -> None:
+    app, _ = app_create(name="bulk")
+    gone, _ = app_create(name="gone")
+    keys = list(ApiKey.objects.filter(app=app))
+    User.objects.create_superuser("olive", "olive@example.com", "pw")
+    browser = Client()
+    browser.login(username="olive", password="pw")
+    picked = {"action": "revoke", "_selected_action": [k.pk for k in keys]}
+    assert browser.post("/admin/games/apikey/", picked).status_code == 302
+    assert all(k.revoked_at is not None for k in ApiKey.objects.filter(app=app))
+    revoked = [(r.actor, r.action, r.target) for r in rows(app)]
+    assert revoked == [("olive", "admin.revoke", f"apikey:{k.pk}") for k in keys]
+    assert rows(app)[0].changes["revoked_at"][0] is None
+    confirmed = {"action": "delete_data", "_selected_action": [gone.pk], "post": "yes"}
+    assert browser.post("/admin/games/app/", confirmed).status_code == 302
+    assert not App.objects.filter(pk=gone.pk).exists()
+    (deleted,) = rows(gone)  # the chain outlives the app
+    assert (deleted.actor, deleted.action, deleted.target) == ("olive", "admin.delete", f"app:{gone.pk}")
+    call_command("check_audit_chain", stdout=StringIO())  # raises CommandError on a broken chain
+
+
 def test_an_app_reads_only_its_rows_paged_over_rest_and_graphql() -> None:
     mine, key = app_create(name="mine")
     other, _ = app_create(name="other")
