@@ -4,17 +4,18 @@ up a turn clock.
 
 Every task the process queues (games.infra.jobs.send) goes to the thread of its lane: `clocks`
 (clock enforcement; it also looks for overdue deadlines every CLOCK_TICK), `people` (bot moves at
-tables where a person sits), `bots` (bot-only tables), `bulk` (tournament set-up, exports), and
-`webhooks`/`push` if a task of theirs is ever queued. Each lane runs its tasks in the order they come
-due (a paced bot card waits on its lane's timer, not in a thread), one at a time, except the bot
-lane: BOT_THREADS threads take its tasks, so a table of thinking experts (seconds a move) does not
-hold back another table's quick bots (the GIL is handed over every few milliseconds), with the same
-semantics as a Celery worker of that queue: the task body is the same, it sees its queue (so a
-bot task plays as many moves as a worker of that lane would, then queues the next), a task for a
-stale version does nothing, a task already waiting on its lane is not queued twice, and a task that
-failed on a database error is tried again with backoff. A fifth thread runs the sweep every second
-as the safety net (lost tasks, correspondence reminders, webhook and push senders, unfinished
-tournament set-ups), and a sixth the housekeeping (sealing, archives, expired exports) once a minute.
+tables where a person sits), `bots` (bot-only tables), `bulk` (tournament set-up, exports), `hints`
+(hints and hand reviews a person asked for: docs/hints.md), and `webhooks`/`push` if a task of
+theirs is ever queued. Each lane runs its tasks in the order they come due (a paced bot card waits
+on its lane's timer, not in a thread), one at a time, except the bot lane: BOT_THREADS threads take
+its tasks, so a table of thinking experts (seconds a move) does not hold back another table's quick
+bots (the GIL is handed over every few milliseconds), with the same semantics as a Celery worker of
+that queue: the task body is the same, it sees its queue (so a bot task plays as many moves as a
+worker of that lane would, then queues the next), a task for a stale version does nothing, a task
+already waiting on its lane is not queued twice, and a task that failed on a database error is tried
+again with backoff. A fifth thread runs the sweep every second as the safety net (lost tasks,
+correspondence reminders, webhook and push senders, unfinished tournament set-ups), and a sixth the
+housekeeping (sealing, archives, expired exports) once a minute.
 
 The lane threads keep their database connection between tasks (a fresh SQLite connection per move
 costs more than the move); each commit wakes this process's streams at once (notify.listen_here).
@@ -49,7 +50,7 @@ CLOCK_TICK = 0.1  # seconds between two looks for overdue turn clocks
 SWEEP_SECONDS = 1.0
 RETRIES = 5  # tries of a task that failed on a database error (then the sweep finds its table)
 BOT_THREADS = 4  # threads of the bot lane: up to four bot-only tables' moves at once
-LANES = (jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.BOTS_QUEUE, jobs.BULK_QUEUE)
+LANES = (jobs.CLOCKS_QUEUE, jobs.PEOPLE_QUEUE, jobs.BOTS_QUEUE, jobs.BULK_QUEUE, jobs.HINTS_QUEUE)
 _started = threading.Event()
 _lanes: dict[str, Lane] = {}
 _lanes_lock = threading.Lock()

@@ -85,6 +85,8 @@ class Code(StrEnum):
     table_closed = "table_closed"
     not_started = "not_started"
     not_finished = "not_finished"
+    review_not_allowed = "review_not_allowed"
+    hints_not_allowed = "hints_not_allowed"
     not_archived = "not_archived"
     player_token_required = "player_token_required"
     app_key_required = "app_key_required"

@@ -14,7 +14,7 @@ from typing import Any
 from games import bot_timing
 from games.engine import Options
 from games.errors import ServiceError
-from games.models import Move, Table
+from games.models import HintCount, Move, Table
 from games.reads import iso
 from games.records import log as records
 
@@ -71,7 +71,15 @@ def game_document(table: Table) -> dict[str, Any]:
         "totals": totals,
         "winners": winners,
         "moves": moves,
+        "hints": hints_mark(table),
     }
+
+
+def hints_mark(table: Table) -> dict[str, Any]:
+    """Whether the table allowed hints (docs/hints.md) and how many each seat was given, by seat
+    number ("0": 3; seats given none are left out): a game played with hints is known."""
+    given = HintCount.objects.filter(table=table, count__gt=0).values_list("seat", "count")
+    return {"allowed": bool(table.hints), "given": {str(seat): n for seat, n in given}}
 
 
 def transcript(document: dict[str, Any]) -> str:
@@ -115,6 +123,11 @@ def transcript(document: dict[str, Any]) -> str:
         lines.append("  points: " + ", ".join(f"{names[s]} {p}" for s, p in enumerate(hand["points"])))
         lines.append("  totals: " + ", ".join(f"{names[s]} {t}" for s, t in enumerate(hand["totals"])))
         lines.append("")
+    mark = document.get("hints") or {}
+    if mark.get("allowed"):
+        given = mark.get("given") or {}
+        asked = ", ".join(f"{names[int(s)]} {n}" for s, n in sorted(given.items(), key=lambda i: int(i[0])))
+        lines.append("Hints were allowed at this table; hints given: " + (asked or "none"))
     winners = " and ".join(names[s] for s in document["winners"])
     lines.append("Final: " + ", ".join(f"{names[s]} {t}" for s, t in enumerate(document["totals"])))
     lines.append(f"Won by {winners}")

@@ -77,6 +77,13 @@ MESSAGES: dict[str, tuple[str, ...]] = {
     "table_closed": (_("the table was abandoned or is finished"),),
     "not_started": (_("the game has not started yet"),),
     "not_finished": (_("the game is not over yet"),),
+    "review_not_allowed": (
+        _(
+            "a hand is reviewed once it is over, by its own seat while the game goes on, "
+            "by every reader after it"
+        ),
+    ),
+    "hints_not_allowed": (_("hints are off at this table: never allowed at a rated or tournament table"),),
     "not_archived": (_("this table is not archived"),),
     "player_token_required": (_("only a player can do this: use a player's token"),),
     "app_key_required": (_("only the app can do this: use its API key"),),

@@ -162,6 +162,11 @@ class Table(models.Model):
         default=False,
         help_text="A finished game here updates its players' ratings (docs/ratings.md); fixed at creation.",
     )
+    hints = models.BooleanField(
+        default=False,
+        help_text="Its seated players may ask the bots for a hint on their turn (docs/hints.md); fixed "
+        "at creation, never at a rated or tournament table.",
+    )
     tournament = models.ForeignKey(
         "Tournament",
         null=True,
@@ -209,6 +214,22 @@ class Table(models.Model):
 
     def __str__(self) -> str:
         return f"table {self.pk} ({self.status})"
+
+
+class HintCount(models.Model):
+    """How many hints a seat of a table was given (docs/hints.md): shown in the game's export and
+    transcript, so that a game played with hints is known. One row per seat that asked."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="hint_counts")
+    seat = models.PositiveSmallIntegerField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["table", "seat"]
+        constraints = [models.UniqueConstraint(fields=["table", "seat"], name="hint_count_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.count} hints to seat {self.seat} of table {self.table_id}"
 
 
 class Seat(models.Model):

@@ -142,6 +142,7 @@ FIELDS: dict[str, Field] = {
     "games.Table.invited": _f(R, SCRUB),  # the erased player is no longer invited
     "games.Table.spectator_delay": _f(G),
     "games.Table.rated": _f(G),
+    "games.Table.hints": _f(G),
     "games.Table.tournament": _f(G),
     "games.Table.deal_set": _f(G),
     "games.Table.rotation": _f(G),
@@ -165,6 +166,11 @@ FIELDS: dict[str, Field] = {
     "games.Hand.seed": _f(G),
     "games.Hand.deal_commitment": _f(G),
     "games.Hand.finished": _f(G),
+    # How many hints each seat of a table was given (games.services.hints): game data of the seat.
+    "games.HintCount.id": _f(S),
+    "games.HintCount.table": _f(G),
+    "games.HintCount.seat": _f(G),
+    "games.HintCount.count": _f(G),
     "games.ScoreRow.id": _f(S),
     "games.ScoreRow.table": _f(G),
     "games.ScoreRow.hand_number": _f(G),

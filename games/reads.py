@@ -346,6 +346,7 @@ def table_body(table: Table, principal: Principal, state: State | None = None) -
         "delayed": delay is not None,
         "spectators": spectators.count(table.pk),
         "rated": table.rated,
+        "hints": table.hints,
     }
     if delay is not None:
         body["game"] = None if state is None else view(state, None, history=False)

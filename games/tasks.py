@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import time
 
@@ -18,6 +19,7 @@ from games.errors import ServiceError
 from games.infra import jobs, notify, pressure
 from games.models import Table
 from games.services import exports as data_exports
+from games.services import hints, review
 from games.services.record import has_people
 
 log = logging.getLogger(__name__)
@@ -226,3 +228,20 @@ def set_up_tournament(tournament_id: int) -> int:
     lane). Safe to run twice, or again after a worker died half-way: it creates only the missing
     ones, a batch to a transaction under the tournament's row lock (games.services.tournaments)."""
     return services.tournaments.set_up(tournament_id)
+
+
+@shared_task(name="games.compute_hint", **RELIABLE)
+def compute_hint(key: str, view: str, level: str, seed: int) -> bool:
+    """A hint, on the `hints` lane: computed from the seat's view alone (the request sends it; this
+    worker never reads the table) and kept in the cache under `key`, where the waiting request
+    reads it (games.services.hints)."""
+    hints.store(key, json.loads(view), level, seed)
+    return True
+
+
+@shared_task(name="games.review_hand", **RELIABLE)
+def review_hand(table_id: int, hand: int, seat: int, level: str) -> bool:
+    """A hand's review for one seat, on the `hints` lane: computed from the move log (each
+    decision within REVIEW_THINK_MS) and kept in the cache, where the waiting request reads it
+    (games.services.review). False: the table is gone."""
+    return review.store(table_id, hand, seat, level) is not None

@@ -257,6 +257,8 @@ CELERY_TASK_ROUTES = {
     "games.deliver_push": {"queue": "push"},
     "games.run_export": {"queue": "bulk"},
     "games.housekeeping": {"queue": "bulk"},
+    "games.review_hand": {"queue": "hints"},
+    "games.compute_hint": {"queue": "hints"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "people"
 BOT_LANE_QUEUES = env_int("BOT_LANE_QUEUES", 8, minimum=1)
@@ -276,6 +278,19 @@ BOT_PACE_MS = env_int("BOT_PACE_MS", 700, minimum=0, maximum=2000)
 # bots/expert.py reads HEARTS_EXPERT_ITERATIONS at each decision (bots import nothing of the service);
 # read here too so that a typo stops start-up rather than the first expert move.
 _EXPERT_ITERATIONS = env_int("HEARTS_EXPERT_ITERATIONS", 1200, minimum=1)
+# Hand reviews (games/services/review.py, docs/bots-and-clocks.md#hand-review), computed on the
+# hints lane: the thinking time of each decision's estimate in milliseconds (0: the level's fixed
+# budget, which a seed replays exactly), how long a request waits for the lane before answering
+# service_unavailable (the lane goes on and keeps the review), and the computations a caller may ask.
+REVIEW_THINK_MS = env_int("REVIEW_THINK_MS", 250, minimum=0, maximum=5000)
+REVIEW_WAIT_SECONDS = env_float("REVIEW_WAIT_SECONDS", 10.0, minimum=_POSITIVE)
+REVIEW_RATE = env_str("REVIEW_RATE", "20/minute", pattern=_RATE_PATTERN, expected=_RATE_EXPECTED)
+# Hints (games/services/hints.py, docs/hints.md), computed on the hints lane from the seat's view with
+# the level's fixed budget: how long a request waits for the lane's answer in milliseconds (then
+# service_unavailable with retry_after: the lane goes on and keeps the answer for the retry), and
+# the hints a caller may ask.
+HINT_THINK_MS = env_int("HINT_THINK_MS", 2000, minimum=50, maximum=30000)
+HINT_RATE = env_str("HINT_RATE", "30/minute", pattern=_RATE_PATTERN, expected=_RATE_EXPECTED)
 # Webhooks (games/webhooks/): the signing secrets derive from WEBHOOK_SECRET_KEY (changing it
 # changes every endpoint's secret); timeouts, backoff and the sweep's lost-task detection in seconds.
 WEBHOOK_SECRET_KEY = env_str("WEBHOOK_SECRET_KEY", SECRET_KEY)

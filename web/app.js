@@ -2,7 +2,7 @@
 // table's event stream (EventSource opened with a stream ticket; polling the events when streams
 // fail). Plain ES modules, no build step, no dependencies.
 
-import { totalsChart } from "./chart.js";
+import { lossChart, totalsChart } from "./chart.js";
 import { EVENT_TYPES } from "./event-types.js";
 import { HANDLERS } from "./events.js";
 import { LANGUAGES, language, preferredLanguage, setLanguage, t, tp } from "./i18n.js";
@@ -33,6 +33,11 @@ const ui = {
   records: new Map(), // hand number -> the finished hand's record (passes revealed)
   logged: [], // the events in the log, oldest first
   fetchingRecord: new Set(),
+  hint: null, // {key, answer}: the hint asked for on this turn (turnKey), shown until the turn passes
+  hinting: false, // a hint is on its way
+  reviews: new Map(), // "hand:seat" -> that seat's review of that finished hand
+  reviewShown: null, // the "hand:seat" review on screen
+  reviewing: false, // a review is on its way
 };
 
 // -- cards -------------------------------------------------------------------------------
@@ -385,10 +390,12 @@ function render(table) {
   $("table-id").textContent = table.id;
   $("hand-number").textContent = game ? game.hand_number : "–";
   $("role").hidden = table.your_seat !== null;
+  $("hints-on").hidden = !table.hints;
   if (table.status === "finished" || table.status === "abandoned") ui.finished = true;
   renderSeats(table);
   renderTrick(table);
   renderHand(table);
+  renderHint(table);
   renderPass(table);
   $("moon-panel").hidden = legal?.type !== "moon";
   renderWait(table);
@@ -397,6 +404,7 @@ function render(table) {
   renderTricks(table);
   renderSheet(table);
   renderChart(table);
+  renderReviewPanel(table);
   renderTurn(table);
   const me = table.seats[table.your_seat];
   $("back").hidden = !me?.away;
@@ -634,11 +642,243 @@ function renderHand(table) {
   const keep = enabled.find((b) => b.dataset.card === focused)
     || (focusIndex >= 0 ? enabled.reduce((best, b) => (!best || Math.abs(buttons.indexOf(b) - focusIndex) < Math.abs(buttons.indexOf(best) - focusIndex) ? b : best), null) : null)
     || enabled[0];
+  markHint(table, buttons);
   if (keep) keep.tabIndex = 0;
   hand.tabIndex = keep ? -1 : 0;
   if (hadFocus) (keep || hand).focus(); // keyboard players stay in their hand across renders
   const got = game.received;
   $("received-note").textContent = got ? t("hand.receivedFrom", { cards: got.cards.map(cardLabel).join(" "), from: shortName(table, got.from) }) : "";
+}
+
+// -- hints: the bot's suggestion for your turn, with each legal card's estimated points ----------
+
+/** Your turn to pass or play, as one string that changes once the turn is taken (or passes by). */
+function turnKey(table) {
+  const game = table?.game;
+  const legal = game?.legal_actions;
+  if (!legal || (legal.type !== "pass" && legal.type !== "play") || table.your_seat === null) return null;
+  return [table.id, game.hand_number, legal.type, game.hand.length, game.tricks.length, game.trick.length].join(":");
+}
+
+/** The hint of this turn, if one was asked for; a hint of a turn gone by is dropped. */
+function currentHint(table) {
+  if (ui.hint && ui.hint.key !== turnKey(table)) ui.hint = null;
+  return ui.hint?.answer || null;
+}
+
+const fmtPoints = (x) => new Intl.NumberFormat(language(), { maximumFractionDigits: 1 }).format(x);
+const actionCards = (action) => (action.type === "play" ? [action.card] : action.cards || []);
+const sameCards = (a, b) => [...a].sort().join(" ") === [...b].sort().join(" ");
+
+/** The hinted card(s) stand out; each playable card carries its estimated points. */
+function markHint(table, buttons) {
+  const hint = currentHint(table);
+  if (!hint) return;
+  const chosen = new Set(actionCards(hint.choice));
+  const estimate = new Map(
+    hint.options.filter((option) => option.action.type === "play").map((option) => [option.action.card, option.points]),
+  );
+  for (const button of buttons) {
+    const card = button.dataset.card;
+    if (chosen.has(card)) {
+      button.classList.add("hinted");
+      button.dataset.hinted = "true";
+    }
+    if (estimate.has(card)) {
+      const value = estimate.get(card);
+      button.dataset.estimate = String(value);
+      button.append(el("span", { class: "estimate", "aria-hidden": "true", text: fmtPoints(value) }));
+      button.setAttribute("aria-label", `${button.getAttribute("aria-label")}, ${t("hint.estimate", { points: fmtPoints(value) })}`);
+    }
+  }
+}
+
+function renderHint(table) {
+  const key = turnKey(table);
+  const box = $("hint-box");
+  box.hidden = !table.hints || !key || Boolean(table.game?.winners);
+  const hint = currentHint(table);
+  $("hint").disabled = ui.hinting || ui.busy || Boolean(hint);
+  const note = $("hint-note");
+  const list = $("hint-options");
+  list.replaceChildren();
+  box.dataset.state = hint ? "shown" : ui.hinting ? "asking" : "none";
+  if (box.hidden || !hint) {
+    note.textContent = ui.hinting && !box.hidden ? t("hint.asking") : "";
+    return;
+  }
+  const chosen = actionCards(hint.choice);
+  const best = hint.options.find((option) => sameCards(actionCards(option.action), chosen));
+  const expect = best ? fmtPoints(best.points) : "–";
+  note.textContent =
+    hint.choice.type === "play"
+      ? t("hint.play", { card: cardName(hint.choice.card), points: expect })
+      : t("hint.pass", { cards: chosen.map(cardLabel).join(" "), points: expect });
+  const options = [...hint.options].sort((a, b) => a.points - b.points);
+  for (const option of options) {
+    const cards = actionCards(option.action);
+    const mine = sameCards(cards, chosen);
+    const item = el("li", { class: mine ? "chosen" : null, "data-action": cards.join(" "), "data-points": option.points });
+    for (const card of cards) item.append(miniCard(card), " ");
+    item.append(el("span", { text: t("hint.points", { points: fmtPoints(option.points) }) }));
+    list.append(item);
+  }
+}
+
+/** A hint or a review: computed on the service's hints lane, which may answer service_unavailable
+ * while it is busy and keep computing; the page asks again after retry_after (twice at most). */
+async function patiently(path, still) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await api("GET", path);
+    } catch (err) {
+      if (err.code !== "service_unavailable" || attempt >= 2 || !still()) throw err;
+      await sleep(1000 * Math.min(5, Math.max(1, Number(err.body.retry_after) || 1)));
+    }
+  }
+}
+
+async function askHint() {
+  const table = ui.table;
+  const key = turnKey(table);
+  if (!key || ui.hinting) return;
+  ui.hinting = true;
+  renderHint(table);
+  try {
+    const answer = await patiently(`/tables/${table.id}/hint`, () => turnKey(ui.table) === key);
+    if (turnKey(ui.table) === key) ui.hint = { key, answer };
+    say("");
+  } catch (err) {
+    showError(err); // rate_limited, hints_not_allowed...: the service's words, in the page's language
+  } finally {
+    ui.hinting = false;
+    if (ui.table) {
+      renderHand(ui.table);
+      renderHint(ui.table);
+    }
+  }
+}
+
+// -- the review of a finished hand: per trick, the card played, the bot's choice, points lost ---
+
+/** Hands that are over; your own seat's review, or every seat's once the game is over. */
+function renderReviewPanel(table) {
+  const rows = table.game?.scoresheet || [];
+  const over = table.status === "finished";
+  const seated = table.your_seat !== null;
+  const panel = $("review-panel");
+  panel.hidden = !rows.length || !(seated || over);
+  if (panel.hidden) {
+    $("review-out").replaceChildren();
+    ui.reviewShown = null;
+    return;
+  }
+  const hands = $("review-hand");
+  const shape = `${table.id}:${rows.length}:${language()}`;
+  if (hands.dataset.shape !== shape) {
+    hands.dataset.shape = shape;
+    hands.replaceChildren(...rows.map((row) => el("option", { value: row.hand, text: String(row.hand) })));
+    hands.value = String(rows[rows.length - 1].hand); // the hand just over
+  }
+  const seats = $("review-seat");
+  const seatShape = `${table.id}:${over}:${language()}`;
+  if (seats.dataset.shape !== seatShape) {
+    seats.dataset.shape = seatShape;
+    const choices = over ? table.seats.map((_, i) => i) : [table.your_seat];
+    seats.replaceChildren(...choices.map((i) => el("option", { value: i, text: seatName(table, i) })));
+    seats.value = String(seated ? table.your_seat : 0);
+  }
+  $("review-seat-line").hidden = !over;
+  $("review-go").disabled = ui.reviewing;
+  if (ui.reviewShown && $("review-out").dataset.lang !== language()) showHandReview(table, ui.reviews.get(ui.reviewShown));
+}
+
+async function askReview(event) {
+  event?.preventDefault();
+  const table = ui.table;
+  if (!table || ui.reviewing) return;
+  const hand = Number($("review-hand").value);
+  const seat = Number($("review-seat").value);
+  const key = `${hand}:${seat}`;
+  if (ui.reviews.has(key)) {
+    ui.reviewShown = key;
+    showHandReview(table, ui.reviews.get(key));
+    return;
+  }
+  ui.reviewing = true;
+  $("review-go").disabled = true;
+  $("review-out").replaceChildren(el("p", { class: "muted", text: t("review.asking") }));
+  try {
+    const answer = await patiently(`/tables/${table.id}/hands/${hand}/review?seat=${seat}`, () => ui.tableId === table.id);
+    if (ui.tableId !== table.id) return;
+    ui.reviews.set(key, answer);
+    ui.reviewShown = key;
+    showHandReview(ui.table, answer);
+    say("");
+  } catch (err) {
+    $("review-out").replaceChildren();
+    showError(err); // review_not_allowed, rate_limited...: as every other refusal
+  } finally {
+    ui.reviewing = false;
+    $("review-go").disabled = false;
+  }
+}
+
+function showHandReview(table, review) {
+  const out = $("review-out");
+  out.dataset.lang = language();
+  out.dataset.hand = review.hand;
+  out.dataset.seat = review.seat;
+  const who = shortName(table, review.seat);
+  const total = fmtPoints(review.total_points_lost);
+  const caption = t("review.caption", { who, hand: review.hand });
+  const parts = [el("h4", { text: caption })];
+  parts.push(
+    lossChart({
+      tricks: review.tricks,
+      total: review.total_points_lost,
+      title: caption,
+      description: t("review.description", {
+        lost: review.tricks.map((trick) => `${trick.trick}: ${fmtPoints(trick.points_lost)}`).join(", "),
+      }),
+      trickLabel: t("table.trick"),
+      totalText: t("review.total", { points: total }),
+      format: fmtPoints,
+    }),
+  );
+  if (review.pass) {
+    const line = el("p", { class: "review-pass" });
+    line.append(t("review.passed"), " ");
+    for (const card of review.pass.cards) line.append(miniCard(card), " ");
+    line.append(t("review.botPassed"), " ");
+    for (const card of review.pass.bot_cards) line.append(miniCard(card), " ");
+    line.append(el("span", { text: `(${t("review.lost", { points: fmtPoints(review.pass.points_lost) })})` }));
+    parts.push(line);
+  }
+  const grid = el("table", { class: "review-table" });
+  const head = el("tr");
+  for (const text of [t("review.trick"), t("review.card"), t("review.bot"), t("review.pointsLost")]) {
+    head.append(el("th", { scope: "col", text })); // keys written out: tests/e2e/test_web_i18n.py reads them
+  }
+  grid.append(el("thead", {}, head));
+  const body = el("tbody");
+  for (const trick of review.tricks) {
+    const same = trick.card === trick.bot_card;
+    const row = el("tr", { "data-trick": trick.trick, "data-points-lost": trick.points_lost, class: same ? "same" : null });
+    row.append(
+      el("th", { scope: "row", text: String(trick.trick) }),
+      el("td", {}, miniCard(trick.card)),
+      el("td", {}, miniCard(trick.bot_card)),
+      el("td", { text: fmtPoints(trick.points_lost) }),
+    );
+    body.append(row);
+  }
+  grid.append(body);
+  const foot = el("tr");
+  foot.append(el("th", { scope: "row", colspan: 3, text: t("review.totalLabel") }), el("td", { class: "review-total", text: total }));
+  grid.append(el("tfoot", {}, foot));
+  parts.push(el("div", { class: "sheet-wrap" }, grid));
+  out.replaceChildren(...parts);
 }
 
 function moveFocus(event) {
@@ -1247,6 +1487,7 @@ function choices() {
   return {
     level: $("level").value,
     options: { target_score: Number($("target").value) },
+    hints: $("hints").checked,
     clocks: { pass: seconds && seconds * 2, play: seconds, moon: seconds },
   };
 }
@@ -1359,7 +1600,7 @@ async function ensureToken() {
 
 async function createGame(event) {
   event.preventDefault();
-  const { level, options, clocks } = choices();
+  const { level, options, clocks, hints } = choices();
   const friends = Number($("friends").value);
   $("create").disabled = true;
   say(t("status.creating"));
@@ -1368,6 +1609,7 @@ async function createGame(event) {
     // You sit at seat 0, the friends you invite take the next seats, bots the rest.
     const bots = Object.fromEntries([1, 2, 3].filter((s) => s > friends).map((s) => [String(s), level]));
     const body = { options, bots, clocks };
+    if (hints) body.hints = true; // off unless asked: a bot may suggest moves at this table
     if (friends) body.visibility = "private"; // only the invited find it
     const created = await write("/tables", body);
     await write(`/tables/${created.id}/join`, { expected_version: created.version, position: 0 });
@@ -1389,6 +1631,10 @@ function open(tableId) {
   ui.movingTo = null;
   ui.records.clear();
   ui.selected.clear();
+  ui.hint = null;
+  ui.reviews.clear();
+  ui.reviewShown = null;
+  $("review-out").replaceChildren();
   setReview(false);
   resetTrick();
   localStorage.setItem(KEY.table, String(tableId));
@@ -1466,6 +1712,8 @@ async function start() {
   $("invite").addEventListener("click", makeInvite);
   $("start-now").addEventListener("click", startNow);
   $("invite-form").addEventListener("submit", joinByInvite);
+  $("hint").addEventListener("click", askHint);
+  $("review-form").addEventListener("submit", askReview);
   $("pass").addEventListener("click", () => act({ type: "pass", cards: [...ui.selected] }));
   for (const button of document.querySelectorAll("[data-moon]")) {
     button.addEventListener("click", () => act({ type: "moon", choice: button.dataset.moon }));

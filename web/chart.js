@@ -1,5 +1,5 @@
-// The running totals as an inline SVG line chart: one line per seat over the hands played, from
-// the scoresheet (every row's `totals`), with the target score as a dashed line.
+// The page's charts as inline SVG: the running totals (one line per seat over the hands played, from
+// the scoresheet, with the target score dashed) and a hand review's points lost (one bar per trick).
 
 const SVG = "http://www.w3.org/2000/svg";
 const W = 320;
@@ -65,5 +65,58 @@ export function totalsChart({ rows, names, target, title, description, handLabel
     legend.append(item);
   });
   wrap.append(legend);
+  return wrap;
+}
+
+/** A hand's review as an inline SVG bar chart: one bar per trick, as high as the points the seat
+ * lost there against the bot's choice (a trick lost nothing: no bar above the axis, still counted).
+ * tricks: the review's tricks ({trick, points_lost}); total: its total_points_lost. */
+export function lossChart({ tricks, total, title, description, trickLabel, totalText, format }) {
+  const most = Math.max(1, ...tricks.map((trick) => trick.points_lost));
+  const high = Math.ceil(most);
+  const width = (W - PAD.left - PAD.right) / Math.max(1, tricks.length);
+  const y = (v) => PAD.top + ((high - v) * (H - PAD.top - PAD.bottom)) / high;
+
+  const svg = node("svg", {
+    viewBox: `0 0 ${W} ${H}`,
+    role: "img",
+    "aria-labelledby": "loss-t loss-d",
+    class: "losses",
+    "data-total": total,
+  });
+  svg.append(node("title", { id: "loss-t" }, title), node("desc", { id: "loss-d" }, description));
+
+  const grid = node("g", { class: "grid" });
+  for (const value of new Set([0, high / 2, high])) {
+    grid.append(node("line", { x1: PAD.left, x2: W - PAD.right, y1: y(value), y2: y(value) }));
+    grid.append(node("text", { x: PAD.left - 4, y: y(value) + 3, "text-anchor": "end" }, format(value)));
+  }
+  grid.append(node("text", { x: (PAD.left + W - PAD.right) / 2, y: H - 5, "text-anchor": "middle", class: "axis-name" }, trickLabel));
+  svg.append(grid);
+
+  tricks.forEach((trick, i) => {
+    const left = PAD.left + i * width;
+    const lost = Math.max(0, trick.points_lost);
+    const bar = node("rect", {
+      x: (left + width * 0.15).toFixed(1),
+      y: y(lost).toFixed(1),
+      width: (width * 0.7).toFixed(1),
+      height: Math.max(0, y(0) - y(lost)).toFixed(1),
+      class: `bar${lost > 0 ? " lost" : ""}`,
+      "data-trick": trick.trick,
+      "data-points-lost": trick.points_lost,
+    });
+    bar.append(node("title", {}, `${trickLabel} ${trick.trick}: ${format(trick.points_lost)}`));
+    svg.append(bar);
+    svg.append(node("text", { x: left + width / 2, y: H - 20, "text-anchor": "middle", class: "tick" }, String(trick.trick)));
+  });
+
+  const wrap = document.createElement("figure");
+  wrap.className = "chart-figure";
+  wrap.append(svg);
+  const caption = document.createElement("figcaption");
+  caption.className = "legend loss-total";
+  caption.textContent = totalText;
+  wrap.append(caption);
   return wrap;
 }

@@ -39,7 +39,8 @@ def handle(exc: Exception, context: dict[str, Any]) -> Response | None:
         return Response(exc.body(), status=429, headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, ServiceError):
         metrics.refused(exc.code)
-        return Response(exc.body(), status=exc.status)
+        retry = exc.details.get("retry_after")  # an answer still being computed (hints, reviews)
+        return Response(exc.body(), status=exc.status, headers={"Retry-After": str(retry)} if retry else None)
     response = exception_handler(exc, context)
     if response is None:
         return None

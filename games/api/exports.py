@@ -44,6 +44,13 @@ class ExportMoveOut(serializers.Serializer[Any]):
     at = F.DateTimeField()
 
 
+class ExportHintsOut(serializers.Serializer[Any]):
+    allowed = F.BooleanField(help_text="The table allowed hints (docs/hints.md)")
+    given = F.DictField(
+        child=F.IntegerField(), help_text='Hints given to each seat that asked, by seat number: {"0": 3}'
+    )
+
+
 class GameExportOut(serializers.Serializer[Any]):
     """A finished game: everything needed to check it with `python -m games.verify --export`."""
 
@@ -59,6 +66,7 @@ class GameExportOut(serializers.Serializer[Any]):
     totals = F.ListField(child=F.IntegerField())
     winners = F.ListField(child=F.IntegerField())
     moves = ExportMoveOut(many=True)
+    hints = ExportHintsOut(help_text="Whether hints were allowed and how many each seat was given")
 
 
 _ERRORS = (Code.not_found, (Code.not_finished, 422))

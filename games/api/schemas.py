@@ -50,7 +50,14 @@ class ErrorOut(F.Serializer):
         help_text="bad_pass: count, duplicate, not_held or already_passed; "
         "invalid_url: scheme, host, credentials, length, malformed or private; "
         "invite_invalid: unknown, revoked or used_up; invalid_device, invalid_push_credential: why the "
-        "field is refused (docs/errors.md)",
+        "field is refused; review_not_allowed: hand_not_over or not_your_seat; "
+        "hints_not_allowed: off, rated or tournament (docs/errors.md)",
+    )
+    retry_after = F.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="service_unavailable from a hint or a hand review not computed in time: seconds "
+        "before asking again",
     )
     fields_ = F.DictField(
         required=False, help_text="invalid_input: the fields at fault, each with its messages"
@@ -322,6 +329,7 @@ class TableOut(F.Serializer):
     )
     spectators = F.IntegerField(help_text="Spectator streams open on this table now")
     rated = F.BooleanField(help_text="Its finished game updates its people's ratings (docs/ratings.md)")
+    hints = F.BooleanField(help_text="Its seated players may ask for a hint on their turn (docs/hints.md)")
 
 
 class TableRowOut(F.Serializer):
@@ -523,6 +531,8 @@ STATUS_OF: dict[Code, int] = {
             Code.table_closed,
             Code.not_started,
             Code.not_finished,
+            Code.review_not_allowed,
+            Code.hints_not_allowed,
             Code.invite_invalid,
             Code.invite_expired,
             Code.player_token_required,

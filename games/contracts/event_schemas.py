@@ -219,6 +219,7 @@ _TABLE_EXAMPLE: dict[str, Any] = {
     "delayed": False,
     "spectators": 0,
     "rated": False,
+    "hints": False,
 }
 # An example of each event's own fields (a logged event also has `seq` and `hand`).
 EXAMPLES: dict[str, dict[str, Any]] = {

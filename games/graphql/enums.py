@@ -14,6 +14,7 @@ from enum import Enum as PyEnum
 
 import graphene
 
+from bots.advice import LEVELS as ADVICE_LEVELS
 from games.engine import ADD, GAME_OVER, MOON, OPTION_SPECS, PASSING, PLAYING, SUBTRACT
 from games.errors import Code
 from games.extbots import REASONS
@@ -88,4 +89,10 @@ Visibility = _enum(
     "Visibility",
     ("public", "unlisted", "private"),
     "Who finds a table: public (listed), unlisted (by id only), private (named players and invite codes)",
+)
+AdviceLevel = _enum(
+    "AdviceLevel",
+    ADVICE_LEVELS,
+    "The bot level whose choices a hint or a hand review gives: basic, strong or expert "
+    "(docs/bots-and-clocks.md)",
 )

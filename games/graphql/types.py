@@ -26,6 +26,8 @@ from games.graphql.enums import (
     Visibility,
 )
 from games.graphql.events import EventsPage, HandRecord, MoonResult, PassInfo, key
+from games.graphql.hints import HINT_FIELD
+from games.graphql.review import REF, REVIEW_FIELD
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads and games.services
     from games.models import Table as TableModel
@@ -189,6 +191,7 @@ class Hand(graphene.ObjectType):
     seed = graphene.String(description="Revealed once the hand is over")
     record = graphene.Field(HandRecord, description="Deals, passes, tricks and points, once the hand is over")
     moves = graphene.List(graphene.NonNull(Move))
+    review = REVIEW_FIELD
 
 
 PAGE = 100  # moves (or the events of moves) answered when `first` is not given
@@ -268,6 +271,10 @@ class Table(graphene.ObjectType):
     rated = graphene.Boolean(
         required=True, description="Its finished game updates its people's ratings (docs/ratings.md)"
     )
+    hints = graphene.Boolean(
+        required=True, description="Its seated players may ask for a hint on their turn (docs/hints.md)"
+    )
+    hint = HINT_FIELD
     scoresheet = graphene.List(graphene.NonNull(SheetRow), required=True)
     moves = graphene.List(
         graphene.NonNull(Move),
@@ -292,6 +299,10 @@ class Table(graphene.ObjectType):
     @staticmethod
     def resolve_rematch_of(ref: TableRef, info: Any) -> int | None:
         return ref.view().get("rematch_of")
+
+    @staticmethod
+    def resolve_hints(ref: TableRef, info: Any) -> bool:
+        return bool(ref.view().get("hints"))  # answers stored before hints have no `hints`
 
     @staticmethod
     def resolve_rated(ref: TableRef, info: Any) -> bool:
@@ -322,7 +333,7 @@ class Table(graphene.ObjectType):
     @staticmethod
     def resolve_hand(ref: TableRef, info: Any, number: int) -> Any:
         try:
-            return reads.hand_replay(ref.table(), ref.principal, number)
+            return {**reads.hand_replay(ref.table(), ref.principal, number), REF: ref}
         except ServiceError:
             return None
 

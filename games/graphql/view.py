@@ -340,6 +340,8 @@ class HeartsGraphQLView(GraphQLView):
         extensions = formatted.setdefault("extensions", {})
         if isinstance(original, ServiceError):
             extensions["code"] = original.code
+            for name, value in original.details.items():  # its structured fields, as REST's body has
+                extensions.setdefault(name, value)
             formatted["message"] = original.detail
         elif isinstance(original, ratelimit.RateLimited):
             body = original.body()

@@ -27,6 +27,8 @@ DELIVER_WEBHOOK = "games.deliver_webhook"
 DELIVER_PUSH = "games.deliver_push"
 RUN_EXPORT = "games.run_export"
 SET_UP_TOURNAMENT = "games.set_up_tournament"
+REVIEW_HAND = "games.review_hand"
+COMPUTE_HINT = "games.compute_hint"
 
 # The lanes (docs/operations.md#lanes): each is a queue with workers of its own, so that work a
 # person waits for never waits behind throughput work.
@@ -36,7 +38,8 @@ BOTS_QUEUE = "bots"  # bot-only tables: one sub-queue per app (bots.0 ... bots.N
 WEBHOOKS_QUEUE = "webhooks"  # webhook sends (a slow endpoint holds only this lane)
 PUSH_QUEUE = "push"  # push notifications (a slow provider holds only this lane)
 BULK_QUEUE = "bulk"  # throughput work nobody waits on: exports, housekeeping
-LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE, BULK_QUEUE)
+HINTS_QUEUE = "hints"  # hints and hand reviews: bots' estimates a person asked for, never on a turn's path
+LANES = (CLOCKS_QUEUE, PEOPLE_QUEUE, BOTS_QUEUE, WEBHOOKS_QUEUE, PUSH_QUEUE, BULK_QUEUE, HINTS_QUEUE)
 
 
 def _task(name: str) -> Any:
@@ -140,6 +143,19 @@ def set_up_tournament(tournament_id: int) -> None:
     """Create the tables a tournament still lacks (games.services.tournaments.set_up), on the bulk
     lane: a creation answers at once, however many tables it has."""
     send(SET_UP_TOURNAMENT, (tournament_id,), queue=BULK_QUEUE)
+
+
+def review_hand(table_id: int, hand: int, seat: int, level: str) -> None:
+    """A hand's review for one seat (games.services.review), computed on the hints lane and kept
+    in the cache, where the request waiting for it finds it."""
+    send(REVIEW_HAND, (table_id, hand, seat, level), queue=HINTS_QUEUE)
+
+
+def compute_hint(key: str, view: str, level: str, seed: int) -> None:
+    """A hint (games.services.hints), computed on the hints lane from the seat's view alone (its
+    JSON: task arguments stay hashable for the embedded lanes' de-duplication) and kept in the
+    cache under `key`, where the request waiting for it finds it."""
+    send(COMPUTE_HINT, (key, view, level, seed), queue=HINTS_QUEUE)
 
 
 def webhooks_backlog() -> int:

@@ -138,6 +138,19 @@ def check_principal(principal: Principal) -> tuple[Quota, ...]:
         return ()
 
 
+def check_one(limit: str, ident: str, rate: str) -> tuple[Quota, ...]:
+    """Count one request against a limit of its own (`limit`, e.g. `review`, at `rate`, a setting
+    like REVIEW_RATE) for `ident` (a token): the quota left, as check_principal; RateLimited when
+    over. Nothing is counted with limits off or Redis down."""
+    if not settings.RATE_LIMITS_ENABLED:
+        return ()
+    try:
+        return (_check(limit, ident, Rate.parse(rate), time.time()),)
+    except redis.RedisError as exc:
+        log.warning("rate limits not enforced: Redis: %s", exc)
+        return ()
+
+
 def check_address(address: str) -> tuple[Quota, ...]:
     """Count one unauthenticated request (creating a guest) from this client address: the quota
     left, as check_principal."""

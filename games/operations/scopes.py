@@ -33,6 +33,8 @@ REST_READS: dict[str, Scope | None] = {
     "tables/<id:table_id>/export": Scope.tables_read,
     "tables/<id:table_id>/transcript": Scope.tables_read,
     "tables/<id:table_id>/hands/<id:number>": Scope.tables_read,
+    "tables/<id:table_id>/hands/<id:number>/review": Scope.tables_read,
+    "tables/<id:table_id>/hint": None,  # a seated player's own hint (games/services/hints.py): tokens only
     "me": None,  # who is calling
     "me/turns": None,  # a player's own
     "me/devices": None,

@@ -105,6 +105,12 @@ class CreateTableIn(StrictSerializer):
         default=False,
         help_text="Its finished game updates its people's ratings (docs/ratings.md; default false)",
     )
+    hints = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Its seated players may ask for a hint on their turn (docs/hints.md; default false; "
+        "never with rated: hints_not_allowed)",
+    )
     bot_think_ms = StrictIntegerField(
         required=False,
         default=None,
@@ -151,6 +157,7 @@ def _create(c: Call) -> services.Outcome:
         creator=p.player,
         spectator_delay=c["spectator_delay"],
         rated=c["rated"],
+        hints=c["hints"],
         bot_think_ms=c["bot_think_ms"],
         bot_pace_ms=c["bot_pace_ms"],
         idempotency=c.idempotency,
@@ -165,7 +172,13 @@ CREATE_TABLE = Operation(
     "see it, and its spectators' delay. It starts at once when every seat is a bot.",
     input=CreateTableIn,
     run=_create,
-    errors=(Code.invalid_option, Code.invalid_clock, Code.invalid_seat, Code.invalid_bot_level),
+    errors=(
+        Code.invalid_option,
+        Code.invalid_clock,
+        Code.invalid_seat,
+        Code.invalid_bot_level,
+        Code.hints_not_allowed,
+    ),
     idempotent=True,
 )
 

@@ -30,6 +30,7 @@ from games.services.common import (
     run,
     spectator_delay_from,
 )
+from games.services.hints import check_creation as check_hints
 from games.services.invites import check_invited, check_visibility, redeem, table_of_code
 from games.services.record import log, public, seated, start_if_full
 
@@ -87,6 +88,7 @@ def table_create(
     creator: Player | None = None,
     spectator_delay: Mapping[str, Any] | None = None,
     rated: bool = False,
+    hints: bool = False,
     bot_think_ms: int | None = None,
     bot_pace_ms: int | None = None,
     idempotency: Idempotency | None = None,
@@ -96,7 +98,8 @@ def table_create(
     players of the same scope who may see and join it whatever its visibility, and the
     `creator` (a player creating it, not an app) is named with them. `spectator_delay`
     ({"seconds": N} or {"tricks": N}) holds back what players not seated at it see. A `rated`
-    table's finished game updates its people's ratings (games.services.ratings).
+    table's finished game updates its people's ratings (games.services.ratings); a `hints` one
+    gives its seated players hints on their turn (games.services.hints; never a rated one).
     `bot_think_ms` and `bot_pace_ms` are its bots' thinking time and pace (games.bot_timing;
     None: the defaults), kept with its clocks."""
     try:
@@ -116,6 +119,7 @@ def table_create(
     delay = spectator_delay_from(spectator_delay)
     if not isinstance(rated, bool):
         raise ServiceError("invalid_input", "rated is true or false", kind="malformed", field="rated")
+    hints = check_hints(hints, rated)
 
     def act() -> Outcome:
         table = Table.objects.create(
@@ -127,6 +131,7 @@ def table_create(
             invited=named,
             spectator_delay=delay,
             rated=rated,
+            hints=hints,
         )
         seats = Seat.objects.bulk_create(
             Seat(table=table, position=p, bot_level=bots.get(p, "")) for p in range(opts.players)

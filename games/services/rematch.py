@@ -58,6 +58,7 @@ def _rematch_table(table: Table, seats: list[Seat]) -> Table:
         invited=table.invited,
         spectator_delay=table.spectator_delay,
         rated=table.rated,
+        hints=table.hints,
     )
     moved = sorted(
         Seat.objects.bulk_create(

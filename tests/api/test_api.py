@@ -81,6 +81,21 @@ class Secrets:
         assert not leaked, f"seat {seat} was shown {leaked}"
 
 
+def own_cards(record: dict[str, Any], seat: int) -> set[str]:
+    """The cards `seat` held at some time in a finished hand (its record): dealt, and received."""
+    received = {c for p in record["passes"] if p["to"] == seat for c in p["cards"]}
+    return set(record["dealt"][seat]) | received
+
+
+def check_review_shows_its_seat_only(body: dict[str, Any], record: dict[str, Any], seat: int) -> None:
+    """A hand review names only cards its seat held in that hand: its own pass and plays, and the
+    bot's choices among its own cards (games/services/review.py)."""
+    assert body["seat"] == seat and body["hand"] == record["hand"]
+    named = set(TOKEN.findall(json.dumps(body)))
+    assert named <= own_cards(record, seat), f"review of seat {seat} names {named - own_cards(record, seat)}"
+    assert len(body["tricks"]) == len(record["tricks"])
+
+
 def choose(game: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     legal = game["legal_actions"]
     if legal["type"] == "pass":
@@ -100,7 +115,7 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
     first = client(people[0][1])
     r = first.post(
         "/api/v1/tables",
-        {"options": {"players": players, "variant": variant, "target_score": 50}},
+        {"options": {"players": players, "variant": variant, "target_score": 50}, "hints": True},
         format="json",
     )
     assert r.status_code == 201, r.json()
@@ -124,6 +139,7 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
         r = client(token).get(f"/api/v1/tables/{table_id}")
         assert r.status_code == 200
         secrets.check(r.json(), seat)
+        hint(seat, secrets, r.json())
         turns = client(token).get("/api/v1/me/turns")  # the player's turns (correspondence lists)
         assert turns.status_code == 200
         secrets.check(turns.json(), seat)
@@ -138,7 +154,48 @@ def test_whole_game_over_http_never_shows_a_player_another_seats_cards(players: 
             record = client(token).get(f"/api/v1/tables/{table_id}/hands/{hand}").json()
             assert (record["record"] is None) == (not record["finished"])
             secrets.check(record, seat)
+            reviews(seat, secrets, r.json())
         return r.json()
+
+    def hint(seat: int, secrets: Secrets, body: dict[str, Any]) -> None:
+        """A hint (games/services/hints.py, the table allows them): the seat to act gets one naming
+        its own cards only, the others `not_your_turn`; each answer and refusal crawled."""
+        r = client(seats[seat]).get(f"/api/v1/tables/{table_id}/hint?level=basic")
+        game = body["game"]
+        if game is not None and game["legal_actions"] is not None:
+            assert r.status_code == 200, r.json()
+            named = {
+                c
+                for o in r.json()["options"]
+                for c in [o["action"].get("card"), *o["action"].get("cards", [])]
+            }
+            assert named - {None} <= set(game["hand"]), "a hint named a card the seat does not hold"
+        else:
+            assert r.status_code == 422, r.json()
+        secrets.check(r.json(), seat)
+
+    def reviews(seat: int, secrets: Secrets, body: dict[str, Any]) -> None:
+        """Hand reviews (games/services/review.py): the hand in play is refused, the last finished
+        one shows its own seat only while the game goes on, and every seat after it; each answer
+        and refusal crawled."""
+        token, hand, over = seats[seat], body["game"]["hand_number"], body["status"] == "finished"
+        url = f"/api/v1/tables/{table_id}/hands/%d/review?level=basic&seat=%d"
+        if not over:
+            r = client(token).get(url % (hand, seat))
+            assert r.status_code == 422 and r.json()["reason"] == "hand_not_over", r.json()
+            secrets.check(r.json(), seat)
+        done = hand if over else hand - 1
+        if done < 1:
+            return
+        record = client(token).get(f"/api/v1/tables/{table_id}/hands/{done}").json()["record"]
+        for target in range(players) if over else (seat, (seat + 1) % players):
+            r = client(token).get(url % (done, target))
+            if over or target == seat:
+                assert r.status_code == 200, r.json()
+                check_review_shows_its_seat_only(r.json(), record, target)
+            else:
+                assert r.status_code == 422 and r.json()["reason"] == "not_your_seat", r.json()
+                secrets.check(r.json(), seat)
 
     # Every seat polls whenever a trick or a phase ends; between, the seat to act polls before
     # acting. Every response any of them receives is crawled.

@@ -38,6 +38,7 @@ FIGURES = {
     "vs_openspiel.py": ["openspiel_installed"],
     "requests.py": ["request_cpu_us_kept", "request_cpu_us_new_thread", "request_kept_vs_new_thread_ratio"],
     "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
+    "hints.py": ["hint_p50_ms", "hint_p95_ms", "read_p50_ms", "hint_p50_vs_read_ratio"],
     "embedded.py": [
         "sdk_game_rest_sse_s",
         "sdk_game_socket_s",
@@ -89,7 +90,9 @@ def test_every_benchmark_has_a_smoke_run() -> None:
     assert {p.name for p in (ROOT / "bench").glob("*.py")} == {*FIGURES, "load.py", "growth.py"}
 
 
-@pytest.mark.parametrize("bench", ["api.py", "graphql.py", "engine.py", "ratings.py", "requests.py"])
+@pytest.mark.parametrize(
+    "bench", ["api.py", "graphql.py", "engine.py", "ratings.py", "requests.py", "hints.py"]
+)
 def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
     figures = run(bench)
     assert all(value >= 0 for value in figures.values())

@@ -496,6 +496,7 @@ def test_the_image_migrates_serves_works_every_lane_and_plays_whole_games(
         "webhooks": ["webhooks"],
         "push": ["push"],
         "bulk": ["bulk"],
+        "hints": ["hints"],
     }, by_lane
     wait_for("beat is up", lambda: "beat: Starting" in boxes.box("beat").log.read_text(), 60, logs)
     # The health checks, run inside the container they check: each worker's (compose's, and the

@@ -334,7 +334,7 @@ def test_queue_depth_and_oldest_task_age_come_from_the_lanes_queues(settings: An
         assert value(text, "hearts_queue_depth", queue="bulk", lane="bulk") == 0.0
         assert value(text, "hearts_queue_oldest_task_age_seconds", queue="bulk", lane="bulk") == 0.0
         queues = {dict(labels)["queue"] for name, labels in samples(text) if name == "hearts_queue_depth"}
-        assert queues == {"clocks", "people", "webhooks", "push", "bulk"} | {
+        assert queues == {"clocks", "people", "webhooks", "push", "bulk", "hints"} | {
             f"bots.{n}" for n in range(settings.BOT_LANE_QUEUES)
         }
         # Two real task messages, published as the service publishes them (no worker takes them).

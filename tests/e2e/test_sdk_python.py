@@ -795,6 +795,7 @@ RESOURCE_CALLS: dict[str, tuple[tuple[Any, ...], str, str]] = {
     "keys.revoke": ((6,), "POST", "/api/v1/app/keys/6/revoke"),
     "keys.rotate": ((6,), "POST", "/api/v1/app/keys/6/rotate"),
     "players.refresh_token": ((), "POST", "/api/v1/tokens/refresh"),
+    "tables.review": ((7, 1), "GET", "/api/v1/tables/7/hands/1/review"),
 }
 
 
@@ -923,7 +924,7 @@ def test_socket_documents_select_every_field_of_every_message_type() -> None:
         selected = {n.name.value: n for n in selection.selections if isinstance(n, FieldNode)}
         wanted = set(parent.fields)
         if parent.name == "Table":
-            wanted -= {"scoresheet", "moves", "events", "hands", "hand"}  # not in the REST body
+            wanted -= {"scoresheet", "moves", "events", "hands", "hand", "hint"}  # not in the REST body
         assert set(selected) - {"__typename"} == wanted, parent.name
         for key, node in selected.items():
             if node.selection_set is not None:

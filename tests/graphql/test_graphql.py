@@ -3,6 +3,7 @@ cards, every mutation's success and error codes, idempotency, limits and query c
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -24,7 +25,7 @@ from games.accounts import app_create
 from games.engine import Options, State, state_to_dict
 from games.graphql.schema import schema
 from games.models import Move, Table
-from tests.api.test_api import Secrets
+from tests.api.test_api import Secrets, client, own_cards
 
 pytestmark = pytest.mark.django_db
 TOKEN = re.compile(r"\b(?:10|[2-9TJQKA])[CDSH]\b")
@@ -91,7 +92,7 @@ def _selection(
         call = f"({args[key]})" if key in args else ""
         if any(isinstance(a.type, GraphQLNonNull) for a in field.args.values()) and key not in args:
             continue
-        if f"{parent}/{key}" in SKIPPED:
+        if f"{parent}/{key}" in SKIPPED or key in APART:
             continue
         if isinstance(named, GraphQLInterfaceType):  # every field of every type that implements it
             kinds = schema.graphql_schema.get_possible_types(named)
@@ -113,6 +114,8 @@ def _selection(
 
 # Finished hands' records are public (the crawl scrubs them) and are crawled through `hand`.
 SKIPPED = {"Table.hands/Hand.moves", "Table.hands/Hand.record", "EventsPage.events/HandRevealedEvent.record"}
+# Fields asked apart, wherever they are (a hint answers only the seat to act: the crawl asks it alone).
+APART = {"Table.hint", "Hand.review"}  # a review: of finished hands only, asked apart below
 
 
 def everything_queries(table_id: int, hand: int, after: int) -> list[str]:
@@ -145,6 +148,28 @@ def scrub(value: Any, hand: int) -> Any:
     return {k: scrub(v, hand) for k, v in value.items() if k != "options"}
 
 
+REVIEW = (
+    "{ table(id: %d) { hand(number: %d) { review(seat: %d, level: basic) { tableId hand seat level "
+    "pass { cards botCards pointsLost } tricks { trick card botCard pointsLost } totalPointsLost } } } }"
+)
+
+
+def graphql_reviews(table_id: int, hand: int, seat: int, token: str, players: int, secrets: Secrets) -> int:
+    """A seat's review of a finished hand while the game goes on: its own seat's names only cards it
+    held in that hand; another seat's is refused (`not_your_seat`), the refusal crawled too."""
+    record = client(token).get(f"/api/v1/tables/{table_id}/hands/{hand}").json()["record"]
+    own = gql(REVIEW % (table_id, hand, seat), token)
+    assert "errors" not in own, own
+    answer = own["data"]["table"]["hand"]["review"]
+    assert answer["seat"] == seat and set(TOKEN.findall(json.dumps(answer))) <= own_cards(record, seat)
+    other = gql(REVIEW % (table_id, hand, (seat + 1) % players), token)
+    assert [(e["extensions"]["code"], e["extensions"]["reason"]) for e in other["errors"]] == [
+        ("review_not_allowed", "not_your_seat")
+    ]
+    secrets.check(other, seat)
+    return 1
+
+
 @pytest.mark.parametrize(("players", "variant"), [(4, "classic"), (6, "cancellation")])
 def test_whole_game_over_graphql_never_shows_any_field_with_another_seats_cards(
     players: int, variant: str
@@ -152,10 +177,14 @@ def test_whole_game_over_graphql_never_shows_any_field_with_another_seats_cards(
     rng = random.Random(players)
     tokens = [guest(f"p{i}") for i in range(players)]
     table_id = ok(
-        "mutation($o: TableOptionsInput) { createTable(options: $o) { table { id } errors { code } } }",
+        "mutation($o: TableOptionsInput) { createTable(options: $o, hints: true) { table { id } errors { code } } }",
         tokens[0],
         o={"players": players, "variant": variant, "targetScore": 50},
     )["table"]["id"]
+    hint = (
+        "{ table(id: %d) { hint(level: basic) { tableId version hand seat level phase thinkMs "
+        "choice { type card cards choice } options { action { type card cards choice } points } } } }"
+    ) % table_id
     seats = {}
     for token in tokens:
         joined = ok(
@@ -164,7 +193,7 @@ def test_whole_game_over_graphql_never_shows_any_field_with_another_seats_cards(
             t=table_id,
         )
         seats[joined["table"]["yourSeat"]] = token
-    crawls = 0
+    crawls = hinted = reviewed = 0
     seen = dict.fromkeys(seats, 0)
     last_phase: tuple[int, str] | None = None
     while True:
@@ -187,6 +216,17 @@ def test_whole_game_over_graphql_never_shows_any_field_with_another_seats_cards(
                     secrets.check(scrub(body, table.hand_number), seat)
                     if "table" in body["data"]:
                         version = body["data"]["table"]["events"]["version"]
+                # The hint (the table allows them): the seat to act gets one, the others are refused.
+                asked = gql(hint, token)
+                codes = [e["extensions"]["code"] for e in asked.get("errors", [])]
+                assert codes in ([], ["not_your_turn"]), asked
+                hinted += not codes
+                secrets.check(asked, seat)
+                # The review of the last finished hand: its own seat's only, naming its own cards.
+                if table.hand_number > 1:
+                    reviewed += graphql_reviews(
+                        table_id, table.hand_number - 1, seat, token, players, secrets
+                    )
                 seen[seat] = version
                 crawls += 1
         seat = rng.choice(
@@ -216,7 +256,17 @@ def test_whole_game_over_graphql_never_shows_any_field_with_another_seats_cards(
             **variables,
         )
         Secrets(table_id).check(scrub(answer, Table.objects.get(pk=table_id).hand_number), seat)
-    assert crawls > 20
+    assert crawls > 20 and hinted > 5 and reviewed > 2
+    for token in seats.values():  # after the game: every seat, for every reader
+        for target in range(players):
+            body = gql(REVIEW % (table_id, table.hand_number, target), token)
+            assert "errors" not in body, body
+            record = (
+                client(token).get(f"/api/v1/tables/{table_id}/hands/{table.hand_number}").json()["record"]
+            )
+            answer = body["data"]["table"]["hand"]["review"]
+            named = set(TOKEN.findall(json.dumps(answer)))
+            assert answer["seat"] == target and named <= own_cards(record, target)
     final = ok(
         "{ table(id: %d) { status game { winners scores } scoresheet { totals } } }" % table_id, tokens[0]
     )

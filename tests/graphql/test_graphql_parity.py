@@ -76,7 +76,9 @@ def conventional(
     Mutation field named as its operationId; a read is the Query field named as its operationId
     or its noun, or a field of the resource it belongs to, named as its noun without the
     resource's name: GET tables/{id}/moves (listMoves) is `table(id) { moves }`,
-    tournaments/{id}/standings (getTournamentStandings) is `tournament(id) { standings }`."""
+    tournaments/{id}/standings (getTournamentStandings) is `tournament(id) { standings }`, and
+    one resource deeper tables/{id}/hands/{n}/review (getHandReview) is `hand(number) { review }`
+    of `table(id)`."""
     mutation, query = schema.mutation_type.fields, schema.query_type.fields
     if method != "get":
         return f"Mutation.{operation_id}" if operation_id in mutation else None
@@ -92,7 +94,9 @@ def conventional(
         parent_field = conventional(by_path[parent], "get", parent, by_path, schema)
         if parent_field is None:
             return None
-        owner = get_named_type(query[parent_field.split(".")[1]].type)
+        holder, name = parent_field.split(".")  # Query.table, or a field of a resource: Table.hand
+        holder_type = schema.query_type if holder == "Query" else schema.get_type(holder)
+        owner = get_named_type(holder_type.fields[name].type)
         assert isinstance(owner, GraphQLObjectType)
         own = noun(operation_id)
         if own is None:
@@ -134,6 +138,7 @@ def test_every_rest_operation_has_a_graphql_field_of_its_name() -> None:
     assert served["getTable"] == "Query.table" and served["listTables"] == "Query.tables"
     assert served["listMoves"] == "Table.moves" and served["listTableEvents"] == "Table.events"
     assert served["getTournamentStandings"] == "Tournament.standings"
+    assert served["getHand"] == "Table.hand" and served["getHandReview"] == "Hand.review"  # nested twice
     assert served["reclaimSeat"] == "Mutation.reclaimSeat"
     assert served["createTableStreamTicket"] == "Mutation.createTableStreamTicket"
     assert served["listDeliveries"] == "Query.deliveries" and served["getWebhook"] == "Query.webhook"

@@ -40,6 +40,8 @@ from hearts_client.models import (
     GameExport,
     Hand,
     HandReplay,
+    HandReview,
+    Hint,
     InvitePage,
     LeaderboardPage,
     Me,
@@ -305,6 +307,7 @@ class Tables(Resource[M]):
         invited: builtins.list[int] | None = None,
         spectator_delay: SpectatorDelay | None = None,
         rated: bool | None = None,
+        hints: bool | None = None,
         bot_think_ms: int | None = None,
         bot_pace_ms: int | None = None,
         idempotency_key: str | None = None,
@@ -312,7 +315,8 @@ class Tables(Resource[M]):
         """A new table; `bots` seats bots at once ({1: "basic"}); it starts when every seat is taken.
         `visibility` is public (default), unlisted or private; `invited` names players who may join
         a private table without a code; `spectator_delay` ({"seconds": N} or {"tricks": N}) keeps
-        spectators that far behind; a `rated` table's game updates its people's ratings.
+        spectators that far behind; a `rated` table's game updates its people's ratings; a
+        `hints` one lets its seated players ask for hints (never rated; docs/hints.md).
         `bot_think_ms` (10 to 5000) is the time strong and expert bots think per move instead of
         their fixed budgets; `bot_pace_ms` (0 to 2000) the delay before each bot card (left out: the
         server's default, 0 at a bot-only table)."""
@@ -326,6 +330,7 @@ class Tables(Resource[M]):
             invited=invited,
             spectator_delay=spectator_delay,
             rated=rated,
+            hints=hints,
             bot_think_ms=bot_think_ms,
             bot_pace_ms=bot_pace_ms,
         )
@@ -460,6 +465,24 @@ class Tables(Resource[M]):
     @operation("listMoves")
     def moves(self, table_id: int, after: int = 0) -> Call[dict[str, Any]]:
         return Call("GET", f"tables/{table_id}/moves", params={"after": str(after)})
+
+    @operation("getTableHint")
+    def hint(self, table_id: int, *, level: str | None = None) -> Call[Hint]:
+        """On your turn at a table created with hints: the move the bot `level` (basic, strong,
+        expert; default strong) would make and every legal action's estimated points for the rest
+        of the hand, from your seat's view only (422 `hints_not_allowed` with `reason` off, rated
+        or tournament; docs/hints.md). A 503 while it is computed is retried after its Retry-After."""
+        return Call("GET", f"tables/{table_id}/hint", params=_query(level=level))
+
+    @operation("getHandReview")
+    def review(
+        self, table_id: int, hand: int, *, seat: int | None = None, level: str | None = None
+    ) -> Call[HandReview]:
+        """Hand `hand` reviewed for `seat` (default: yours): per trick your card, a bot's card from
+        the same view and the estimated points lost, and your pass. Your own seat once the hand is
+        over; every seat once the game is over (422 `review_not_allowed` otherwise). A 503 while
+        it is computed is retried after its Retry-After."""
+        return Call("GET", f"tables/{table_id}/hands/{hand}/review", params=_query(seat=seat, level=level))
 
     @operation("exportGame")
     def export(self, table_id: int) -> Call[GameExport]:

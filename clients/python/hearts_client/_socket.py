@@ -51,7 +51,7 @@ TABLE = (
     "clocks { pass play moon awayAfter } botThinkMs botPaceMs deadline "
     "seats { position player name bot away timeouts } yourSeat "
     f"game {{ {GAME} }} rematchOf rematch {{ asked table }} visibility invited "
-    "spectatorDelay { seconds tricks } delayed spectators rated"
+    "spectatorDelay { seconds tricks } delayed spectators rated hints"
 )
 _RECORD = (
     "hand seed dealCommitment dealer passDirection dealt widow passes { to cards } "
@@ -198,7 +198,7 @@ _STATUS_CODES = {
     "no_points_on_first_trick hearts_not_broken bad_pass moon_choice_invalid invalid_state game_over "
     "not_seated invite_invalid invite_expired table_not_open table_closed not_started not_finished "
     "player_token_required app_key_required not_a_player_token too_many_sockets too_many_subscriptions "
-    "device_kind_not_allowed",
+    "device_kind_not_allowed review_not_allowed hints_not_allowed",
     400: "invalid_card invalid_option invalid_seat invalid_action invalid_idempotency_key "
     "invalid_version invalid_after invalid_filter invalid_cursor invalid_clock invalid_bot_level "
     "invalid_wait invalid_language invalid_url invalid_event_type invalid_format "

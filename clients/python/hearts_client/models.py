@@ -144,6 +144,7 @@ class Table(TypedDict):
     delayed: bool
     spectators: int
     rated: bool
+    hints: bool  # its seated players may ask for a hint on their turn (docs/hints.md)
 
 
 class TableRow(TypedDict):
@@ -210,6 +211,13 @@ class MyTurns(TypedDict):
     more: bool  # more than the 100 listed: act on these first
 
 
+class ExportHints(TypedDict):
+    """Whether the table allowed hints, and how many each seat was given (by seat number: {"0": 3})."""
+
+    allowed: bool
+    given: dict[str, int]
+
+
 class GameExport(TypedDict):
     """A finished game's document (`GET tables/{id}/export`, format `hearts-game/1`; docs/exports.md)."""
 
@@ -225,6 +233,7 @@ class GameExport(TypedDict):
     moves: list[dict[str, Any]]
     totals: list[int]
     winners: list[int]
+    hints: ExportHints
 
 
 # starting: its tables are being created (a creation answers before they exist), then running
@@ -393,6 +402,8 @@ ErrorCode = Literal[
     "table_closed",
     "not_started",
     "not_finished",
+    "review_not_allowed",
+    "hints_not_allowed",
     "not_archived",
     "player_token_required",
     "app_key_required",
@@ -971,6 +982,68 @@ class HandReplay(Hand):
 
     record: dict[str, Any] | None
     moves: list[dict[str, Any]]
+
+
+class HintAction(TypedDict, total=False):
+    """A legal action as it is sent: `type` play (`card`), pass (`cards`) or moon (`choice`)."""
+
+    type: Literal["pass", "play", "moon"]
+    card: str
+    cards: list[str]
+    choice: Literal["subtract", "add"]
+
+
+class HintOption(TypedDict):
+    """One legal action and its estimated points for the rest of the hand (lower is better)."""
+
+    action: HintAction
+    points: float
+
+
+class Hint(TypedDict):
+    """The bot level's move for your seat and every legal action's estimate (docs/hints.md)."""
+
+    table_id: int
+    version: int
+    hand: int
+    seat: int
+    level: str
+    phase: str
+    choice: HintAction
+    options: list[HintOption]
+    think_ms: int
+
+
+class ReviewPass(TypedDict):
+    """A reviewed pass: the seat's cards, the bot's, the estimated points lost (None: not weighed)."""
+
+    cards: list[str]
+    bot_cards: list[str]
+    points_lost: float | None
+
+
+class ReviewTrick(TypedDict):
+    """One trick of a review: the seat's card, the bot's card from the same view, the points lost."""
+
+    trick: int
+    card: str
+    bot_card: str
+    points_lost: float | None
+
+
+HandReview = TypedDict(  # `pass` is a Python keyword: the functional form
+    "HandReview",
+    {
+        "table_id": int,
+        "hand": int,
+        "seat": int,
+        "level": str,
+        "pass": ReviewPass | None,
+        "tricks": list[ReviewTrick],
+        "total_points_lost": float,
+    },
+)
+HandReview.__doc__ = """A seat's review of a finished hand (docs/bots-and-clocks.md#hand-review)."""
 
 
 class Token(TypedDict):

@@ -77,6 +77,10 @@ export type VapidKey = Schemas["VapidKeyOut"];
 /** A table's hands: each deal's commitment, and its seed and record once over. */
 export type Hand = Schemas["HandOut"];
 export type HandReplay = Schemas["HandReplayOut"];
+/** A seat's review of a finished hand: per trick its card, a bot's card and the points lost (docs/bots-and-clocks.md#hand-review). */
+export type HandReview = Schemas["HandReviewOut"];
+/** The bot level's move for your seat and every legal action's estimated points (docs/hints.md). */
+export type Hint = Schemas["HintOut"];
 /** An operation of the OpenAPI document, by its operationId. */
 export type OperationId = keyof operations;
 type Ok<R> = R extends { 200: infer A } ? A : R extends { 201: infer A } ? A : R extends { 202: infer A } ? A : undefined;
@@ -486,6 +490,8 @@ export class Tables {
       spectator_delay?: { seconds: number } | { tricks: number };
       /** Its finished game updates its people's ratings (default false). */
       rated?: boolean;
+      /** Its seated players may ask for a hint on their turn (default false; never with rated; docs/hints.md). */
+      hints?: boolean;
       /** Milliseconds strong and expert bots think per move (10 to 5000); left out: their fixed budgets. */
       bot_think_ms?: number;
       /** Milliseconds before each bot card played (0 to 2000); left out: the server's default (0 without a person). */
@@ -494,7 +500,7 @@ export class Tables {
     key?: string,
   ): Promise<Table> {
     const body: Record<string, unknown> = { options: spec.options ?? {}, bots: spec.bots ?? {}, clocks: spec.clocks ?? {} };
-    for (const name of ["visibility", "invited", "spectator_delay", "rated", "bot_think_ms", "bot_pace_ms"] as const) {
+    for (const name of ["visibility", "invited", "spectator_delay", "rated", "hints", "bot_think_ms", "bot_pace_ms"] as const) {
       if (spec[name] !== undefined) body[name] = spec[name];
     }
     return this.c.call("createTable", "POST", "tables", { body, write: true, key: key ?? null });
@@ -592,6 +598,24 @@ export class Tables {
 
   moves(tableId: number, after = 0): Promise<Schemas["MovesOut"]> {
     return this.c.call("listMoves", "GET", `tables/${tableId}/moves?after=${after}`);
+  }
+
+  /** On your turn at a table created with hints: the move the bot `level` (default strong) would make
+   * and every legal action's estimated points for the rest of the hand, from your seat's view only
+   * (422 `hints_not_allowed` with `reason` off, rated or tournament; docs/hints.md). */
+  hint(tableId: number, options: { level?: "basic" | "strong" | "expert" } = {}): Promise<Hint> {
+    return this.c.call("getTableHint", "GET", `tables/${tableId}/hint${query(options)}`);
+  }
+
+  /** Hand `hand` reviewed for `seat` (default: yours): per trick your card, a bot's card from the same
+   * view and the estimated points lost, and your pass. Your own seat once the hand is over; every seat
+   * once the game is over (422 `review_not_allowed` otherwise). */
+  review(
+    tableId: number,
+    hand: number,
+    options: { seat?: number; level?: "basic" | "strong" | "expert" } = {},
+  ): Promise<HandReview> {
+    return this.c.call("getHandReview", "GET", `tables/${tableId}/hands/${hand}/review${query(options)}`);
   }
 
   /** A finished game's whole document (422 `not_finished` before the end). */

@@ -822,6 +822,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tables/{table_id}/hands/{number}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /tables/{id}/hands/{n}/review?seat=K&level=strong: per decision of the seat in hand n
+         *     (its pass, its card in each trick), the bot's choice from the same view and the estimated
+         *     points lost. A seated player reviews their own seat once the hand is over; after the game,
+         *     anyone who may read the table reviews every seat (docs/bots-and-clocks.md#hand-review).
+         */
+        get: operations["getHandReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tables/{table_id}/hint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /tables/{id}/hint?level=strong: for the seated player whose turn it is, at a table
+         *     created with hints, the move the bot level would make and every legal action's estimated points
+         *     for the rest of the hand, from the seat's own view only (docs/hints.md).
+         */
+        get: operations["getTableHint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tables/{table_id}/invites": {
         parameters: {
             query?: never;
@@ -1578,6 +1621,8 @@ export interface components {
             };
             /** @description Its finished game updates its people's ratings (docs/ratings.md; default false) Default: `false`. */
             rated?: boolean;
+            /** @description Its seated players may ask for a hint on their turn (docs/hints.md; default false; never with rated: hints_not_allowed) Default: `false`. */
+            hints?: boolean;
             /** @description Milliseconds strong and expert bots think per move, 10 to 5,000 (null: their fixed budgets, which replay exactly for a seed; docs/bots-and-clocks.md#thinking-time) */
             bot_think_ms?: number | null;
             /** @description Milliseconds before each bot card played, 0 to 2,000 (null: the server's default at tables with a person, 0 at bot-only tables; docs/bots-and-clocks.md#pace) */
@@ -1782,6 +1827,8 @@ export interface components {
          *     * `table_closed` - table_closed
          *     * `not_started` - not_started
          *     * `not_finished` - not_finished
+         *     * `review_not_allowed` - review_not_allowed
+         *     * `hints_not_allowed` - hints_not_allowed
          *     * `not_archived` - not_archived
          *     * `player_token_required` - player_token_required
          *     * `app_key_required` - app_key_required
@@ -1833,7 +1880,7 @@ export interface components {
          *     * `internal_error` - internal_error
          * @enum {string}
          */
-        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "too_many_invites" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "not_archived" | "player_token_required" | "app_key_required" | "not_a_player_token" | "missing_scope" | "key_expired" | "key_revoked" | "token_expired" | "too_many_keys" | "key_not_live" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "too_many_bots" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "quota_exceeded" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
+        ErrorCode: "wrong_phase" | "not_your_turn" | "card_not_in_hand" | "must_lead_lowest_club" | "must_follow_suit" | "no_points_on_first_trick" | "hearts_not_broken" | "bad_pass" | "moon_choice_invalid" | "invalid_card" | "invalid_option" | "invalid_seat" | "invalid_action" | "invalid_state" | "game_over" | "not_found" | "stale_version" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_version" | "invalid_after" | "invalid_filter" | "invalid_cursor" | "invalid_clock" | "invalid_bot_level" | "already_seated" | "not_seated" | "seat_taken" | "table_full" | "already_waiting" | "not_waiting" | "invalid_wait" | "invite_invalid" | "invite_expired" | "too_many_invites" | "table_not_open" | "table_closed" | "not_started" | "not_finished" | "review_not_allowed" | "hints_not_allowed" | "not_archived" | "player_token_required" | "app_key_required" | "not_a_player_token" | "missing_scope" | "key_expired" | "key_revoked" | "token_expired" | "too_many_keys" | "key_not_live" | "invalid_language" | "invalid_url" | "invalid_event_type" | "too_many_webhooks" | "webhook_disabled" | "bot_name_taken" | "too_many_bots" | "invalid_device" | "device_kind_not_allowed" | "too_many_devices" | "invalid_push_credential" | "invalid_format" | "invalid_last_event_id" | "ticket_invalid" | "ticket_expired" | "too_many_sockets" | "too_many_subscriptions" | "not_authenticated" | "authentication_failed" | "permission_denied" | "rate_limited" | "quota_exceeded" | "malformed_request" | "invalid_input" | "request_too_large" | "unsupported_media_type" | "not_acceptable" | "method_not_allowed" | "invalid_request" | "csrf_failed" | "metrics_forbidden" | "server_error" | "service_unavailable" | "invalid_query" | "invalid_variables" | "query_too_deep" | "query_too_complex" | "too_many_aliases" | "internal_error";
         /**
          * @description Every error body: a stable code, a human detail, and the structured fields of its error
          *     (each present only with the codes named in its description). Clients branch on `code`.
@@ -1881,6 +1928,8 @@ export interface components {
              *     * `table_closed` - table_closed
              *     * `not_started` - not_started
              *     * `not_finished` - not_finished
+             *     * `review_not_allowed` - review_not_allowed
+             *     * `hints_not_allowed` - hints_not_allowed
              *     * `not_archived` - not_archived
              *     * `player_token_required` - player_token_required
              *     * `app_key_required` - app_key_required
@@ -1942,8 +1991,10 @@ export interface components {
             clock?: string;
             /** @description invalid_bot_level: the levels */
             levels?: string[];
-            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length, malformed or private; invite_invalid: unknown, revoked or used_up; invalid_device, invalid_push_credential: why the field is refused (docs/errors.md) */
+            /** @description bad_pass: count, duplicate, not_held or already_passed; invalid_url: scheme, host, credentials, length, malformed or private; invite_invalid: unknown, revoked or used_up; invalid_device, invalid_push_credential: why the field is refused; review_not_allowed: hand_not_over or not_your_seat; hints_not_allowed: off, rated or tournament (docs/errors.md) */
             reason?: string;
+            /** @description service_unavailable from a hint or a hand review not computed in time: seconds before asking again */
+            retry_after?: number;
             /** @description invalid_input, invalid_device, invalid_push_credential: the field at fault */
             field?: string;
             /** @description not_your_turn: the seat to act */
@@ -2010,6 +2061,14 @@ export interface components {
             totals: number[];
             /** @description The deal commitment as published when the hand was dealt */
             published_commitment: string | null;
+        };
+        ExportHintsOut: {
+            /** @description The table allowed hints (docs/hints.md) */
+            allowed: boolean;
+            /** @description Hints given to each seat that asked, by seat number: {"0": 3} */
+            given: {
+                [key: string]: number;
+            };
         };
         /** @description An export job: pending until its document is made, then done until it expires. */
         ExportJobOut: {
@@ -2140,6 +2199,8 @@ export interface components {
             totals: number[];
             winners: number[];
             moves: components["schemas"]["ExportMoveOut"][];
+            /** @description Whether hints were allowed and how many each seat was given */
+            hints: components["schemas"]["ExportHintsOut"];
         };
         /** @description The engine's view for one seat (or a spectator): never another seat's cards. */
         GameOut: {
@@ -2219,8 +2280,61 @@ export interface components {
             record: components["schemas"]["HandRecordOut"] | null;
             moves: components["schemas"]["MoveOut"][];
         };
+        HandReviewOut: {
+            table_id: number;
+            hand: number;
+            seat: number;
+            level: components["schemas"]["LevelEnum"];
+            /** @description One per trick the seat played to, in order */
+            tricks: components["schemas"]["ReviewTrickOut"][];
+            /**
+             * Format: double
+             * @description The sum of the points lost above
+             */
+            total_points_lost: number;
+            /** @description Null in a hand without a pass */
+            pass: components["schemas"]["ReviewPassOut"] | null;
+        };
         HandsOut: {
             hands: components["schemas"]["HandOut"][];
+        };
+        HintActionOut: {
+            type: components["schemas"]["LegalOutTypeEnum"];
+            /** @description play: the card */
+            card?: string;
+            /** @description pass: the cards */
+            cards?: string[];
+            /**
+             * @description moon: the choice
+             *
+             *     * `subtract` - subtract
+             *     * `add` - add
+             */
+            choice?: components["schemas"]["MoonChoiceEnum"];
+        };
+        HintOptionOut: {
+            action: components["schemas"]["HintActionOut"];
+            /**
+             * Format: double
+             * @description Estimated points the seat takes in the rest of the hand after it
+             */
+            points: number;
+        };
+        HintOut: {
+            table_id: number;
+            /** @description The table's version the hint is for */
+            version: number;
+            hand: number;
+            seat: number;
+            level: components["schemas"]["LevelEnum"];
+            /** @description passing, playing or moon_choice */
+            phase: string;
+            /** @description The action the bot level would take */
+            choice: components["schemas"]["HintActionOut"];
+            /** @description Every legal action considered, best (fewest points) first */
+            options: components["schemas"]["HintOptionOut"][];
+            /** @description Milliseconds the hints lane computed it for */
+            think_ms: number;
         };
         /** @description An invite code as its creators see it (the code itself only when it is created). */
         InviteCreatedOut: {
@@ -2315,6 +2429,13 @@ export interface components {
          * @enum {string}
          */
         LegalOutTypeEnum: "pass" | "play" | "moon";
+        /**
+         * @description * `basic` - basic
+         *     * `strong` - strong
+         *     * `expert` - expert
+         * @enum {string}
+         */
+        LevelEnum: "basic" | "strong" | "expert";
         /**
          * @description * `token` - token
          *     * `app` - app
@@ -2734,6 +2855,30 @@ export interface components {
             /** @description The rematch table, once it started */
             table: number | null;
         };
+        ReviewPassOut: {
+            /** @description The three cards the seat passed */
+            cards: string[];
+            /** @description The three the bot would have passed */
+            bot_cards: string[];
+            /**
+             * Format: double
+             * @description Estimated points the seat's pass cost against the bot's (0 when the same); null: the estimator did not weigh the seat's pass
+             */
+            points_lost: number | null;
+        };
+        ReviewTrickOut: {
+            /** @description The trick's number in the hand, from 1 */
+            trick: number;
+            /** @description The card the seat played */
+            card: string;
+            /** @description The card the bot would have played, from the same view */
+            bot_card: string;
+            /**
+             * Format: double
+             * @description Estimated points the seat's card cost against the bot's: 0 or more
+             */
+            points_lost: number | null;
+        };
         /** @description How long the old key keeps working. */
         RotateApiKeyRequest: {
             /** @description Seconds the old key keeps working (0 to 2592000, 30 days; default 86400, a day), then 401 key_expired Default: `86400`. */
@@ -2995,6 +3140,8 @@ export interface components {
             spectators: number;
             /** @description Its finished game updates its people's ratings (docs/ratings.md) */
             rated: boolean;
+            /** @description Its seated players may ask for a hint on their turn (docs/hints.md) */
+            hints: boolean;
         };
         TablePageOut: {
             /** Format: uri */
@@ -4318,7 +4465,8 @@ export interface components {
          *         "spectator_delay": null,
          *         "delayed": false,
          *         "spectators": 0,
-         *         "rated": false
+         *         "rated": false,
+         *         "hints": false
          *       }
          *     }
          */
@@ -4402,7 +4550,8 @@ export interface components {
          *           "spectator_delay": null,
          *           "delayed": false,
          *           "spectators": 0,
-         *           "rated": false
+         *           "rated": false,
+         *           "hints": false
          *         }
          *       ]
          *     }
@@ -8786,6 +8935,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
+            /** @description Error codes: `hints_not_allowed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
             /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds; `quota_exceeded`: a quota is full (`quota`, `limit`): free a place first */
             429: {
                 headers: {
@@ -9637,6 +9795,191 @@ export interface operations {
             };
             /** @description Error codes: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getHandReview: {
+        parameters: {
+            query?: {
+                /** @description The bot level whose choices the seat's are set against */
+                level?: "basic" | "strong" | "expert";
+                /** @description The seat to review; default: your own (an app or a spectator must give one) */
+                seat?: number;
+            };
+            header?: never;
+            path: {
+                number: number;
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandReviewOut"];
+                };
+            };
+            /** @description Error codes: `invalid_seat`, `invalid_bot_level` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `review_not_allowed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description `rate_limited`: over a rate limit; retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedOut"];
+                };
+            };
+            /** @description `service_unavailable`: the database is not answering; nothing changed, retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    getTableHint: {
+        parameters: {
+            query?: {
+                /** @description The bot level whose move and estimates the hint gives */
+                level?: "basic" | "strong" | "expert";
+            };
+            header?: never;
+            path: {
+                table_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HintOut"];
+                };
+            };
+            /** @description Error codes: `invalid_bot_level` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_authenticated`, `authentication_failed`, `key_expired`, `key_revoked`, `token_expired` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `missing_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description Error codes: `player_token_required`, `hints_not_allowed`, `not_seated`, `not_started`, `not_your_turn` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

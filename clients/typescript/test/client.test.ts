@@ -322,3 +322,15 @@ test("me.turns reads the player's turns, soonest deadline first, typed by the do
   );
   assert.equal(sent[0]?.headers.get("Idempotency-Key"), null);
 });
+
+test("a hand's review sends its seat and level only when given", async () => {
+  const review = { table_id: 7, hand: 1, seat: 2, level: "basic", pass: null, tricks: [], total_points_lost: 0 };
+  const { sent, fetch } = scripted(json(200, review), json(200, review));
+  const hearts = client(fetch);
+  assert.equal((await hearts.tables.review(7, 1, { seat: 2, level: "basic" })).seat, 2);
+  assert.equal((await hearts.tables.review(7, 1)).total_points_lost, 0);
+  assert.deepEqual(
+    sent.map((r) => `${r.method} ${new URL(r.url).pathname}${new URL(r.url).search}`),
+    ["GET /api/v1/tables/7/hands/1/review?seat=2&level=basic", "GET /api/v1/tables/7/hands/1/review"],
+  );
+});
