@@ -197,12 +197,13 @@ async def next_batch(
         return None
     moves = read.moves_from(first) if limit is not None else None
     if moves is not None:
-        batch = shared_batch(read, moves, principal, after, limit)
-        if read.origin is not None and batch.events:  # traced: this viewer's share of the change
-            viewer = "player" if principal.player is not None else "app"
-            tracing.delivered(read.origin, table_id, batch.end.seq, len(batch.events), viewer)
-        return batch
-    return await _db(catch_up, principal, table_id, after)
+        batch: Batch | None = shared_batch(read, moves, principal, after, limit)
+    else:  # behind the shared read (a slow reader, or a busy process): the viewer's own read
+        batch = await _db(catch_up, principal, table_id, after)
+    if batch is not None and batch.events and read.origin is not None:  # traced: this viewer's share
+        viewer = "player" if principal.player is not None else "app"
+        tracing.delivered(read.origin, table_id, batch.end.seq, len(batch.events), viewer)
+    return batch
 
 
 # -- events -------------------------------------------------------------------------------
