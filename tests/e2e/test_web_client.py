@@ -158,6 +158,8 @@ def test_a_person_plays_a_hand_in_the_browser(
 
         # Seats around the table: you at the bottom, West on the left, North at the top, East
         # on the right.
+        for i in range(4):  # drawn with the table (a render may still be under way): wait for each
+            page.locator(f'#seats [data-seat="{i}"]').wait_for(state="visible", timeout=10_000)
         boxes = [page.locator(f'#seats [data-seat="{i}"]').bounding_box() for i in range(4)]
         assert all(b is not None for b in boxes)
         centre = [(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2) for b in boxes if b]
