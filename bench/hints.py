@@ -1,13 +1,21 @@
 """Hint latency: GET /tables/{id}/hint at the strong level (p50, p95), against a bare table read in
-the same process, with the hint computed on a `hints` lane thread (the embedded worker's lane)."""
+the same process, with the hint computed on a `hints` lane thread (the embedded worker's lane).
+
+    python bench/hints.py           # in-process client, the database of the settings
+    python bench/hints.py --served  # over HTTP: bench/load.py's stack (uvicorn, a Celery worker per
+                                    # lane, `hints` among them, PostgreSQL and Redis of its own)
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +39,14 @@ HINTS = int(os.environ.get("BENCH_PLAYS", "100"))  # hints asked (one per decisi
 LEVEL = "strong"
 
 
-def client(token: str) -> APIClient:
+def in_process(token: str | None = None) -> Any:
     c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    if token:
+        c.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     return c
+
+
+client: Callable[..., Any] = in_process  # `--served`: an HTTP client of the served stack instead
 
 
 class Game:
@@ -43,7 +55,7 @@ class Game:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.tokens = [
-            APIClient().post("/api/v1/guests", {"name": f"h{i}"}, format="json").json()["token"]
+            client().post("/api/v1/guests", {"name": f"h{i}"}, format="json").json()["token"]
             for i in range(4)
         ]
         r = client(self.tokens[0]).post("/api/v1/tables", {"hints": True}, format="json")
@@ -75,7 +87,49 @@ class Game:
         assert r.status_code == 200, r.json()
 
 
+class Http:
+    """The calls `Game` makes, over HTTP to a served stack (httpx, one kept connection)."""
+
+    def __init__(self, http: Any, token: str | None) -> None:
+        self.http, self.headers = http, {"Authorization": f"Bearer {token}"} if token else {}
+
+    def get(self, url: str) -> Any:
+        return self.http.get(url, headers=self.headers)
+
+    def post(self, url: str, body: dict[str, Any], format: str = "json") -> Any:
+        return self.http.post(url, json=body, headers=self.headers)
+
+
+def served() -> None:
+    """bench/load.py's stack, idle but for this client: the hint asked over HTTP, computed by the
+    `hints` lane's Celery worker, on PostgreSQL."""
+    import logging
+
+    import httpx
+
+    global client
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
+    spec = importlib.util.spec_from_file_location("hearts_bench_load", Path(__file__).with_name("load.py"))
+    assert spec is not None and spec.loader is not None
+    load = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = load  # its dataclasses look their module up
+    spec.loader.exec_module(load)
+    with tempfile.TemporaryDirectory() as tmp:
+        stack = load.Stack(Path(tmp))
+        stack.env["HINT_RATE"] = "100000/minute"  # four guests asking at every decision of theirs
+        try:
+            stack.start()
+            with httpx.Client(base_url=stack.base, timeout=30) as http:
+                client = lambda token=None: Http(http, token)  # noqa: E731
+                run()
+        finally:
+            stack.stop()
+
+
 def main() -> None:
+    if "--served" in sys.argv[1:]:
+        served()
+        return
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0)
     jobs.run_here(embedded.hand)  # every task to its lane thread: the hint on the `hints` lane

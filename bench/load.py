@@ -65,6 +65,9 @@ LANES = [
     ("bots", "bots", 1, 10),
     ("webhooks", "webhooks", 1, 0),
     ("push", "push", 2, 0),
+    # Hints and hand reviews (docs/hints.md): a lane of its own, at the bots' low CPU priority, so a
+    # hint never takes a core from a person's turn or a bot's move (issue 39).
+    ("hints", "hints", 1, 10),
 ]
 # A turn is pushed this many seconds after its commit unless the seat acted or its player watches the
 # table (PUSH_GRACE_SECONDS, 5 by default). The bench uses 0, so that the push lag is the
@@ -598,9 +601,12 @@ class Figures:
     faults: list[str] = field(default_factory=list)
     fault_at: dict[str, float] = field(default_factory=dict)  # wall clock of each fault's end
     started: float = 0.0  # wall clock at the start of play
+    t0: float = 0.0  # the same, perf_counter
     on_push: int = 0  # turns a person without a stream played once its push came ...
     without_push: int = 0  # ... and after PUSH_WAIT without one
     correspondence_due: dict[int, dt.datetime] = field(default_factory=dict)  # moved at the Redis restart
+    hint_ms: list[float] = field(default_factory=list)  # every hint asked, from request to answer
+    hint_answers: Counter[str] = field(default_factory=Counter)  # by status (200) or refusal code
 
 
 @dataclass
@@ -724,10 +730,48 @@ async def _lines(r: httpx.Response) -> AsyncIterator[bytes]:
         yield rest
 
 
+class HintBudget:
+    """`--hints N`: N hints a second across all the people, a token bucket (at most a second's worth
+    at once). A person whose turn it is takes a token, if there is one, and asks a hint first."""
+
+    def __init__(self) -> None:
+        self.rate, self.tokens, self.at = 0.0, 0.0, time.monotonic()
+
+    def take(self) -> bool:
+        if self.rate <= 0:
+            return False
+        now = time.monotonic()
+        self.tokens = min(self.rate, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+HINTS = HintBudget()
+
+
+async def _hint(client: httpx.AsyncClient, p: Person, f: Figures) -> None:
+    """A person asks the strong level's hint on their turn (docs/hints.md), as a person with hints
+    on would before acting: its time, whatever the answer, and the answer's status or code."""
+    start = time.perf_counter()
+    try:
+        r = await client.get(f"/api/v1/tables/{p.table}/hint", params={"level": "strong"}, headers=p.auth)
+    except httpx.HTTPError:
+        f.hint_answers["no_answer"] += 1
+        return
+    f.hint_ms.append((time.perf_counter() - start) * 1000)
+    f.hint_answers["200" if r.status_code == 200 else r.json().get("code", str(r.status_code))] += 1
+
+
 async def _act(
     client: httpx.AsyncClient, p: Person, legal: dict[str, Any], version: int, rng: random.Random, f: Figures
 ) -> None:
-    """One action at `version`, keyed by it: a retry after a lost answer cannot act twice."""
+    """One action at `version`, keyed by it: a retry after a lost answer cannot act twice. First a
+    hint, when the run asks hints (`--hints`) and the budget has one."""
+    if HINTS.take():
+        await _hint(client, p, f)
     action = _choose(legal, rng)
     headers = {**p.auth, "Idempotency-Key": f"t{p.table}-v{version}"}
     body = {**action, "expected_version": version}
@@ -858,6 +902,7 @@ async def create_tables(
             "options": {"target_score": target},
             "bots": {str(s): "basic" for s in range(1 if human else 0, 4)},
             "clocks": {"pass": 10, "play": 5, "moon": 5},
+            "hints": human,  # with or without --hints, the same tables (only the asking differs)
         }
         key = {**app_auth, "Idempotency-Key": f"{tag}c{i}"}
         table = (await _post(client, "/api/v1/tables", body, key, f)).json()
@@ -974,7 +1019,7 @@ async def run(
         first = await asyncio.to_thread(meter.snapshot)
         spy = Profiler(stack, meter, Path(profile), duration) if profile else None
         t0 = time.monotonic()
-        f.started = time.time()
+        f.started, f.t0 = time.time(), time.perf_counter()
         stop = asyncio.Event()
         tasks = [asyncio.create_task(healthz(client, f, stop))]
         tasks += await seat_people(client, persons + corr, f, t0 + duration, fake)
@@ -1208,6 +1253,11 @@ def load(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
         apart = [ms for ms, (a, b) in zip(f.play_ms, f.play_spans, strict=True) if b < down or a > up]
         print(f"plays_overlapping_the_database_restart: {len(f.play_ms) - len(apart)} of {len(f.play_ms)}")
         print(f"play_latency_p99_ms_apart_from_the_database_restart: {_pct(apart, 0.99):.1f}")
+    buckets: dict[int, list[float]] = {}
+    for ms, (start, _) in zip(f.play_ms, f.play_spans, strict=True):  # where the tail is, beside the faults
+        buckets.setdefault(max(0, int((start - f.t0) // 10) * 10), []).append(ms)
+    by_time = ", ".join(f"{at}s {_pct(v, 0.99):.0f} ({len(v)})" for at, v in sorted(buckets.items()))
+    print(f"play_latency_p99_ms_per_10s: {by_time}")
     print(f"healthz_latency_p50_ms: {_pct(f.healthz_ms, 0.5):.1f}")
     print(f"play_to_healthz_p50_ratio: {_pct(f.play_ms, 0.5) / _pct(f.healthz_ms, 0.5):.2f}")
     print(f"timeouts_acted: {len(lags)}")
@@ -1222,6 +1272,11 @@ def load(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
     print(f"move_logs_replayed_exactly: {result['replayed']}")
     _print_client(f)
     print(f"timeout_lag_worst: {', '.join(result['worst'])}")
+    print(f"hints_per_second_asked: {len(f.hint_ms) / elapsed:.1f} (--hints {args.hints})")
+    print(f"hint_answers: {sum(f.hint_answers.values())} {dict(sorted(f.hint_answers.items()))}")
+    print(f"hint_latency_p50_ms: {_pct(f.hint_ms, 0.5):.1f}")
+    print(f"hint_latency_p95_ms: {_pct(f.hint_ms, 0.95):.1f}")
+    print(f"hint_latency_p99_ms: {_pct(f.hint_ms, 0.99):.1f}")
     push_ok = push_figures(persons + corr, stack.webpush_url, f)
     sweep = float(stack.env["SWEEP_SECONDS"])
     corr_ok = correspondence_figures(corr, f, with_faults, result["problems"], sweep)
@@ -1506,6 +1561,9 @@ def main() -> int:
         "--correspondence", type=int, default=4, help="tables with 3-hour clocks, due after the Redis restart"
     )
     parser.add_argument("--pocket", type=float, default=0.5, help="share of acting people without a stream")
+    parser.add_argument(
+        "--hints", type=float, default=0, help="hints a second the people ask on their turns (strong level)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when an invariant fails")
     parser.add_argument("--capacity", action="store_true", help="find the most person tables that hold")
     parser.add_argument("--flood", type=int, default=0, help="capacity: bot-only tables beside")
@@ -1531,6 +1589,7 @@ def main() -> int:
             print_profile(f"{out.relative_to(args.fold)}_".replace("._", "").replace("/", "_"), out)
         return 0
     ABSENT_SHARE[0], POCKET_SHARE[0] = args.absent, args.pocket
+    HINTS.rate = args.hints
     with tempfile.TemporaryDirectory() as tmp:
         if args.logs:
             Path(args.logs).mkdir(parents=True, exist_ok=True)

@@ -50,22 +50,17 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if limit.locked():  # people's requests queue here: the bot lane yields (games.infra.pressure)
         metrics.web_request_queued()
         asyncio.get_running_loop().run_in_executor(None, pressure.mark)
-    await limit.acquire()
-    held = True
+    slot = pressure.Slot(limit)
+    await slot.take()
+    pressure.SLOT.set(slot)  # this request's task only: lent back while it waits on a lane
     if not settings.WEB_KEEP_REQUEST_THREADS:
         thread = None
     else:
         thread = _threads.pop() if _threads else ThreadPoolExecutor(1, thread_name_prefix="hearts-request")
 
-    def release() -> None:
-        nonlocal held
-        if held:
-            held = False
-            limit.release()
-
     async def sending(message: Mapping[str, Any]) -> None:
         if message["type"] == "http.response.start":
-            release()  # the answer is made: sending it (a long download too) holds no slot
+            slot.give_back()  # the answer is made: sending it (a long download too) holds no slot
         await send(message)
 
     try:
@@ -74,7 +69,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     finally:
         if thread is not None:
             _threads.append(thread)
-        release()
+        slot.give_back()
 
 
 # The event streams (async views that last as long as the client follows): every other request is
@@ -82,7 +77,8 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
 # runs. Past capacity, more threads would only share the interpreter lock more thinly (each one
 # slower, and throughput falling as they contend); the others wait their turn in the event loop,
 # in order, and their waiting is the back pressure that makes the bot lane yield. A slot is given
-# back once the answer starts: sending it, a long download too, holds none.
+# back once the answer starts: sending it, a long download too, holds none; and lent back while the
+# request waits for another lane's answer (a hint, a review: games.infra.answers).
 STREAMS = re.compile(r"^/api/v1/(tables/[^/]+/stream|me/stream)/?$")
 _limits: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
 # The request threads, kept: Django runs each request in a new thread (a ThreadSensitiveContext of

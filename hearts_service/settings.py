@@ -400,6 +400,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # with late acks: a killed worker holds a
 CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT = True
 # Unacknowledged tasks (their worker died) come back after this; the sweep acts sooner anyway.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+# A worker back on the broker within a fraction of a second after Redis restarts (kombu waits 2 s).
+CELERY_WORKER_CONSUMER = "games.infra.broker:Consumer"  # broker.CONSUMER
 # Nothing reads a task's result: workers store none, and the one result backend object is shared by
 # every thread (Django runs each request in a thread of its own, and Celery otherwise builds a
 # backend, with a new Redis connection and an entry-point scan, in every thread that queues a task:

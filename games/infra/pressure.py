@@ -11,13 +11,21 @@ either holds, waits in steps of STEP seconds, for at most BOTS_YIELD_SECONDS in 
 anyway: a flood of bot tables slows down while people wait, and never stops (games.tasks yields
 only for a table that moved within BOT_GRACE, so each still moves every few seconds). Without Redis (the
 embedded run) there is no pressure to read, and nothing waits.
+
+A request's slot among its web process's WEB_MAX_CONCURRENT_REQUESTS (`Slot`, taken and given
+back by hearts_service.asgi) is lent back while the request waits for another lane's answer
+(`lend_slot`, games.infra.answers): a request waiting for a hint holds no place a play could use.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 import redis
 from django.conf import settings
@@ -80,3 +88,52 @@ def yield_to_people() -> float:
     if waited >= STEP:
         metrics.bot_lane_yielded(waited)
     return waited
+
+
+class Slot:
+    """One request's place among its process's WEB_MAX_CONCURRENT_REQUESTS: taken in the event
+    loop before it runs (`take`), given back once its answer starts (`give_back`, idempotent), and
+    lent back from the request's thread while it waits on another lane (`lent`)."""
+
+    def __init__(self, limit: asyncio.Semaphore) -> None:
+        self.limit, self.loop = limit, asyncio.get_running_loop()
+        self.held = False
+        self._lock = threading.Lock()
+
+    async def take(self) -> None:
+        await self.limit.acquire()
+        with self._lock:
+            self.held = True
+
+    def _drop(self) -> bool:
+        with self._lock:
+            held, self.held = self.held, False
+        return held
+
+    def give_back(self) -> None:
+        """In the event loop: the request is done, or its answer is being sent."""
+        if self._drop():
+            self.limit.release()
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[None]:
+        """In the request's thread: the slot is free for another request while this one waits,
+        and taken again (in turn, behind requests already queueing) before it goes on."""
+        held = self._drop()
+        if held:
+            self.loop.call_soon_threadsafe(self.limit.release)
+        try:
+            yield
+        finally:
+            if held:
+                asyncio.run_coroutine_threadsafe(self.take(), self.loop).result()
+
+
+SLOT: ContextVar[Slot | None] = ContextVar("hearts_request_slot", default=None)  # set by the ASGI app
+
+
+def lend_slot() -> contextlib.AbstractContextManager[None]:
+    """While the request running here waits for another lane: its slot lent back (no-op outside a
+    served request: tests, workers, the WebSocket)."""
+    slot = SLOT.get()
+    return slot.lent() if slot is not None else contextlib.nullcontext()

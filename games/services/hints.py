@@ -6,8 +6,9 @@ given) and queues it on the `hints` lane (games.infra.jobs.compute_hint); the la
 `bots.advice.estimates` on that view alone, with a random seed made of public facts (table,
 version, seat, level), and keeps the answer in the cache, where the waiting request reads it. So
 the lane never sees a card the seat cannot see, the same view answers the same, and a request
-never computes: it waits up to HINT_THINK_MS, then answers `service_unavailable` with
-`retry_after` (the lane goes on and keeps the answer for the retry).
+never computes: it waits up to HINT_THINK_MS (holding no database connection and no request slot:
+games.infra.answers), then answers `service_unavailable` with `retry_after` (the lane goes on and
+keeps the answer for the retry).
 
 Allowed only at a table created with `hints: true` (never rated, never a tournament's), to the
 seated player whose turn it is; `hints_not_allowed` with `reason` `off`, `rated` or `tournament`
@@ -31,13 +32,12 @@ from games import reads
 from games.accounts import Principal
 from games.engine import view
 from games.errors import ServiceError
-from games.infra import jobs, ratelimit
+from games.infra import answers, jobs, ratelimit
 from games.models import HintCount, Table
 from games.records import log as records
 from games.services.review import DEFAULT_LEVEL, check_level
 
 CACHE_SECONDS = 3600  # an answer is kept this long (a table's version moves on with the next action)
-WAIT_POLL_SECONDS = 0.02  # how often a request waiting for the lane looks for the answer
 RETRY_AFTER = 1  # seconds, when the lane did not answer within HINT_THINK_MS
 
 
@@ -110,6 +110,7 @@ def store(key: str, seat_view: dict[str, Any], level: str, seed: int) -> dict[st
         return found  # asked twice before the first answer: computed once
     answer = compute(seat_view, level, seed)
     cache.set(key, answer, CACHE_SECONDS)
+    answers.ring(key)
     return answer
 
 
@@ -152,18 +153,14 @@ def hint(principal: Principal, table: Table, level: str | None = None) -> dict[s
     if found is None:
         ratelimit.check_one("hint", principal.credential or principal.owner, settings.HINT_RATE)
         jobs.compute_hint(key, json.dumps(seat_view), level, seed_of(table.pk, version, seat, level))
-        deadline = time.monotonic() + settings.HINT_THINK_MS / 1000
-        while found is None:
-            found = cache.get(key)
-            if found is None:
-                if time.monotonic() >= deadline:
-                    raise ServiceError(
-                        "service_unavailable",
-                        "the hint is still being computed: ask again in a moment",
-                        kind="unavailable",
-                        retry_after=RETRY_AFTER,
-                    )
-                time.sleep(WAIT_POLL_SECONDS)
+        found = answers.wait(key, settings.HINT_THINK_MS / 1000)
+        if found is None:
+            raise ServiceError(
+                "service_unavailable",
+                "the hint is still being computed: ask again in a moment",
+                kind="unavailable",
+                retry_after=RETRY_AFTER,
+            )
     _count(table, seat)
     return {
         "table_id": table.pk,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,14 +29,13 @@ from games import reads
 from games.accounts import Principal
 from games.engine import Options, State, action_from_dict, view
 from games.errors import ServiceError
-from games.infra import jobs, ratelimit
+from games.infra import answers, jobs, ratelimit
 from games.models import Move, Table
 from games.records import log as records
 
 LEVELS = ("basic", "strong", "expert")  # the levels a review (or a hint) can be asked of
 DEFAULT_LEVEL = "strong"
 CACHE_SECONDS = 30 * 86400  # a review is kept this long after it was first computed
-WAIT_POLL_SECONDS = 0.05  # how often a request waiting for the lane looks for the answer
 _KINDS = (Move.Kind.START, Move.Kind.PASS, Move.Kind.PLAY, Move.Kind.MOON)
 _FIELDS = ("seq", "kind", "position", "payload", "hand")
 
@@ -212,6 +210,7 @@ def store(table_id: int, hand: int, seat: int, level: str) -> dict[str, Any] | N
         return found  # asked twice before the first answer: computed once
     answer = compute(table, hand, seat, level, think_ms())
     cache.set(key, answer, CACHE_SECONDS)
+    answers.ring(key)
     return answer
 
 
@@ -234,14 +233,9 @@ def review(
         return found
     ratelimit.check_one("review", principal.credential or principal.owner, settings.REVIEW_RATE)
     jobs.review_hand(table.pk, hand, seat, level)
-    deadline = time.monotonic() + wait_seconds()
-    while True:
-        found = cache.get(key)
-        if found is not None:
-            return found
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(WAIT_POLL_SECONDS)
+    found = answers.wait(key, wait_seconds())
+    if found is not None:
+        return found
     raise ServiceError(
         "service_unavailable",
         "the review is still being computed: ask again in a few seconds",

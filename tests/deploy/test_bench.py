@@ -68,10 +68,10 @@ SETTINGS = (
 pytestmark = pytest.mark.slow
 
 
-def run(bench: str, **env: str) -> dict[str, float]:
+def run(bench: str, *args: str, **env: str) -> dict[str, float]:
     clean = {k: v for k, v in os.environ.items() if k not in SETTINGS and not k.startswith("RATE_LIMIT")}
     result = subprocess.run(
-        [sys.executable, f"bench/{bench}"],
+        [sys.executable, f"bench/{bench}", *args],
         cwd=ROOT,
         env={**clean, **SMALL, **env},
         capture_output=True,
@@ -111,6 +111,15 @@ def test_the_embedded_benchmark_plays_whole_games_on_its_own_make_run_server() -
     figures = run("embedded.py")
     assert figures["games_per_kind"] == 1 and figures["four_strong_bots_version_at_answer"] == 5
     assert all(value > 0 for value in figures.values())
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.needs_redis
+def test_the_hints_benchmark_runs_on_a_served_stack() -> None:
+    """`--served`: bench/load.py's stack of its own (PostgreSQL's server programs and redis-server),
+    the hints asked over HTTP and computed by the `hints` lane's Celery worker."""
+    figures = run("hints.py", "--served")
+    assert figures["hints_asked"] == 5 and figures["hint_p95_ms"] > 0
 
 
 @pytest.mark.needs_postgres

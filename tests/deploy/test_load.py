@@ -2,7 +2,8 @@
 two workers, a Celery worker per lane and beat, a PostgreSQL and a Redis of its own) plays a dozen
 tables while the people lane's worker is killed, Redis restarts, a web worker is killed and
 PostgreSQL restarts; nothing answers 500, every table finishes or keeps moving, and every move log
-replays exactly."""
+replays exactly. Its people ask hints on the way (`--hints 2`): the `hints` lane's worker answers
+them over HTTP through the faults."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def test_a_dozen_tables_survive_a_killed_worker_redis_and_postgres_restarts_and_
     if shutil.which("redis-server") is None:
         skip_or_fail("redis-server is not installed")
     run = subprocess.run(
-        [sys.executable, "bench/load.py", "--tables", "12", "--duration", "45", "--check"],
+        [sys.executable, "bench/load.py", "--tables", "12", "--duration", "45", "--check", "--hints", "2"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -38,6 +39,8 @@ def test_a_dozen_tables_survive_a_killed_worker_redis_and_postgres_restarts_and_
     assert sum(line.startswith("fault: ") for line in run.stdout.splitlines()) == 4
     assert figures["answers_500"] == "0"
     assert "PROBLEM" not in run.stdout
+    answers = figures["hint_answers"]  # "N {'200': n, ...}": hints were asked and answered
+    assert int(answers.split()[0]) > 0 and "'200'" in answers, answers
 
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
