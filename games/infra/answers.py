@@ -18,20 +18,23 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import kombu.exceptions
 import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
+from games.errors import ServiceError
 from games.infra import pressure
 
 log = logging.getLogger(__name__)
 BELL_SECONDS = 60  # a rung bell is kept this long, for requests that start waiting late
 BLOCK_SECONDS = 0.25  # longest one BLPOP blocks before the cache is looked in again
 POLL_SECONDS = 0.02  # without Redis: how often a waiting request looks in the cache
+RETRY_AFTER = 2  # seconds, in the answer when the lane's task could not be queued
 _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
 
@@ -51,6 +54,30 @@ def _client() -> redis.Redis | None:
                 client_name="hearts-answers",
             )
         return _clients[url]
+
+
+def look(key: str) -> Any:
+    """The answer kept under `key`, or None: not there yet, or the cache cannot be reached (Redis
+    restarting: the request goes on waiting, or answers `service_unavailable` at its deadline)."""
+    try:
+        return cache.get(key)
+    except redis.RedisError as exc:
+        log.debug("answer %s not looked up: %s", key, exc)
+        return None
+
+
+def ask(queue: Callable[[], None], what: str) -> None:
+    """Queue the lane's task (`queue`), or answer `service_unavailable` if the broker cannot take it."""
+    try:
+        queue()
+    except (kombu.exceptions.OperationalError, redis.RedisError) as exc:
+        log.warning("%s not queued: %s", what, exc)
+        raise ServiceError(
+            "service_unavailable",
+            f"the {what} cannot be computed right now: ask again in a moment",
+            kind="unavailable",
+            retry_after=RETRY_AFTER,
+        ) from exc
 
 
 def _bell(key: str) -> str:
@@ -97,7 +124,7 @@ def idle() -> Iterator[None]:
 def wait(key: str, seconds: float) -> Any:
     """The answer kept under `key` in the cache, waiting up to `seconds` for a lane to keep it;
     None if it did not come in time."""
-    found = cache.get(key)
+    found = look(key)
     if found is not None or seconds <= 0:
         return found
     deadline = time.monotonic() + seconds
@@ -108,5 +135,5 @@ def wait(key: str, seconds: float) -> Any:
                 break
             if not _listen(key, left):
                 time.sleep(min(left, POLL_SECONDS))
-            found = cache.get(key)
+            found = look(key)
     return found

@@ -58,14 +58,18 @@ def run_here(hand: Hand | None) -> None:
     _here = hand
 
 
-def send(name: str, args: tuple[Any, ...], *, queue: str, delay: float = 0.0) -> None:
+def send(
+    name: str, args: tuple[Any, ...], *, queue: str, delay: float = 0.0, expires: float | None = None
+) -> None:
     """Queue task `name` on `queue`, `delay` seconds from now: to the embedded worker's lanes when
-    it runs in this process, else to Celery (which runs it at once in eager mode: the tests)."""
+    it runs in this process, else to Celery (which runs it at once in eager mode: the tests). With
+    `expires`, a worker that has not started it within that many seconds drops it (Celery's
+    `expires`: the request waiting for it has given up; the embedded lanes run it anyway)."""
     hand = _here
     if hand is not None:
         hand(name, args, queue, max(0.0, delay))
         return
-    _task(name).apply_async(args, queue=queue, countdown=delay if delay > 0 else None)
+    _task(name).apply_async(args, queue=queue, countdown=delay if delay > 0 else None, expires=expires)
 
 
 def eager() -> bool:
@@ -145,17 +149,19 @@ def set_up_tournament(tournament_id: int) -> None:
     send(SET_UP_TOURNAMENT, (tournament_id,), queue=BULK_QUEUE)
 
 
-def review_hand(table_id: int, hand: int, seat: int, level: str) -> None:
+def review_hand(table_id: int, hand: int, seat: int, level: str, *, expires: float | None = None) -> None:
     """A hand's review for one seat (games.services.review), computed on the hints lane and kept
-    in the cache, where the request waiting for it finds it."""
-    send(REVIEW_HAND, (table_id, hand, seat, level), queue=HINTS_QUEUE)
+    in the cache, where the request waiting for it finds it; dropped if not started within
+    `expires` seconds (the request gave up: its retry asks again)."""
+    send(REVIEW_HAND, (table_id, hand, seat, level), queue=HINTS_QUEUE, expires=expires)
 
 
-def compute_hint(key: str, view: str, level: str, seed: int) -> None:
+def compute_hint(key: str, view: str, level: str, seed: int, *, expires: float | None = None) -> None:
     """A hint (games.services.hints), computed on the hints lane from the seat's view alone (its
     JSON: task arguments stay hashable for the embedded lanes' de-duplication) and kept in the
-    cache under `key`, where the request waiting for it finds it."""
-    send(COMPUTE_HINT, (key, view, level, seed), queue=HINTS_QUEUE)
+    cache under `key`, where the request waiting for it finds it; dropped if not started within
+    `expires` seconds (the request gave up: its retry asks again)."""
+    send(COMPUTE_HINT, (key, view, level, seed), queue=HINTS_QUEUE, expires=expires)
 
 
 def webhooks_backlog() -> int:

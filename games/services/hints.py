@@ -149,11 +149,13 @@ def hint(principal: Principal, table: Table, level: str | None = None) -> dict[s
         raise ServiceError("not_your_turn", "it is not your turn", kind="rules", turn=turn)
     version = table.version
     key = cache_key(table.pk, version, seat, level, seat_view)
-    found: dict[str, Any] | None = cache.get(key)
+    found: dict[str, Any] | None = answers.look(key)
     if found is None:
         ratelimit.check_one("hint", principal.credential or principal.owner, settings.HINT_RATE)
-        jobs.compute_hint(key, json.dumps(seat_view), level, seed_of(table.pk, version, seat, level))
-        found = answers.wait(key, settings.HINT_THINK_MS / 1000)
+        seconds, seed = settings.HINT_THINK_MS / 1000, seed_of(table.pk, version, seat, level)
+        sent = json.dumps(seat_view)
+        answers.ask(lambda: jobs.compute_hint(key, sent, level, seed, expires=seconds), "hint")
+        found = answers.wait(key, seconds)
         if found is None:
             raise ServiceError(
                 "service_unavailable",

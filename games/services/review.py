@@ -228,12 +228,13 @@ def review(
     level = check_level(level)
     seat = allowed_seat(table, principal, hand, seat)
     key = cache_key(table, hand, seat, level)
-    found: dict[str, Any] | None = cache.get(key)
+    found: dict[str, Any] | None = answers.look(key)
     if found is not None:
         return found
     ratelimit.check_one("review", principal.credential or principal.owner, settings.REVIEW_RATE)
-    jobs.review_hand(table.pk, hand, seat, level)
-    found = answers.wait(key, wait_seconds())
+    seconds = wait_seconds()
+    answers.ask(lambda: jobs.review_hand(table.pk, hand, seat, level, expires=seconds), "review")
+    found = answers.wait(key, seconds)
     if found is not None:
         return found
     raise ServiceError(

@@ -74,6 +74,19 @@ def test_without_redis_it_looks_in_the_cache_until_the_answer_or_the_deadline(se
     assert 0.2 <= time.monotonic() - started < 0.5
 
 
+def test_a_cache_that_cannot_be_reached_is_an_answer_not_there_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redis restarting while a request waits: it goes on waiting (and answers `service_unavailable`
+    at its deadline), never a 500."""
+    import redis
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(cache, "get", down)
+    assert answers.look("hearts:test-answer:any") is None
+    assert answers.wait("hearts:test-answer:any", 0.1) is None
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_waiting_request_gives_its_database_connection_back() -> None:
     """Outside a transaction the connection is given back (to the pool) before the wait; inside one

@@ -8,6 +8,7 @@ import json
 import random
 from typing import Any
 
+import kombu.exceptions
 import pytest
 from django.core.cache import cache
 
@@ -147,11 +148,15 @@ def test_hints_run_on_the_hints_lane_from_the_view_alone(monkeypatch: pytest.Mon
     assert settings.CELERY_TASK_ROUTES["games.compute_hint"] == {"queue": "hints"}
     assert jobs.HINTS_QUEUE in jobs.LANES
     sent: list[tuple[str, tuple[Any, ...], str]] = []
+    expiry: list[float | None] = []
     real = jobs.send
 
-    def spy(name: str, args: tuple[Any, ...], *, queue: str, delay: float = 0.0) -> None:
+    def spy(
+        name: str, args: tuple[Any, ...], *, queue: str, delay: float = 0.0, expires: float | None = None
+    ) -> None:
         sent.append((name, args, queue))
-        real(name, args, queue=queue, delay=delay)
+        expiry.append(expires)
+        real(name, args, queue=queue, delay=delay, expires=expires)
 
     monkeypatch.setattr(jobs, "send", spy)
     game = Game()
@@ -160,6 +165,7 @@ def test_hints_run_on_the_hints_lane_from_the_view_alone(monkeypatch: pytest.Mon
     assert answer.status_code == 200
     (_, args, queue), *_ = [s for s in sent if s[0] == jobs.COMPUTE_HINT]
     assert queue == "hints"
+    assert expiry[-1] == settings.HINT_THINK_MS / 1000  # not started by then: dropped, the retry asks again
     _, sent_view, level, seed = args
     seat_view = json.loads(sent_view)
     state = records.state(Table.objects.get(pk=game.id))
@@ -181,7 +187,14 @@ def test_rate_limited_and_a_slow_lane_answers_service_unavailable(
     assert r.status_code == 429 and r.json()["limit"] == "hint" and int(r["Retry-After"]) >= 1
     settings.RATE_LIMITS_ENABLED = False
     settings.HINT_THINK_MS = 60
-    monkeypatch.setattr(hints.jobs, "compute_hint", lambda *args: None)
+    monkeypatch.setattr(hints.jobs, "compute_hint", lambda *args, **kwargs: None)
+    r = game.hint(token, "expert")
+    assert r.status_code == 503 and r.json()["code"] == "service_unavailable" and r.json()["retry_after"] >= 1
+
+    def broker_down(*args: Any, **kwargs: Any) -> None:
+        raise kombu.exceptions.OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(hints.jobs, "compute_hint", broker_down)  # Redis restarting: a 503, not a 500
     r = game.hint(token, "expert")
     assert r.status_code == 503 and r.json()["code"] == "service_unavailable" and r.json()["retry_after"] >= 1
 

@@ -265,7 +265,7 @@ def test_computations_are_rate_limited_and_a_slow_lane_answers_service_unavailab
     settings.RATE_LIMITS_ENABLED = False
     # The lane has not answered within REVIEW_WAIT_SECONDS: the caller is told to come back.
     settings.REVIEW_WAIT_SECONDS = 0.2
-    monkeypatch.setattr(review.jobs, "review_hand", lambda *args: None)
+    monkeypatch.setattr(review.jobs, "review_hand", lambda *args, **kwargs: None)
     r = game.review(game.seats[0], 1, seat=3)
     assert r.status_code == 503 and r.json()["code"] == "service_unavailable" and r.json()["retry_after"] >= 1
     review.store(game.id, 1, 3, "basic")  # the lane's work, done later
