@@ -116,7 +116,6 @@ def served() -> None:
     spec.loader.exec_module(load)
     with tempfile.TemporaryDirectory() as tmp:
         stack = load.Stack(Path(tmp))
-        stack.env["HINT_RATE"] = "100000/minute"  # four guests asking at every decision of theirs
         try:
             stack.start()
             with httpx.Client(base_url=stack.base, timeout=30) as http:

@@ -5,6 +5,7 @@ import gc
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -46,6 +47,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http" or STREAMS.match(scope.get("path", "")):
         await django_application(scope, receive, send)  # a stream holds no slot: it lasts
         return
+    scope["hearts.received"] = time.perf_counter()  # the access log's wait_ms (observability)
     limit = _slots()
     if limit.locked():  # people's requests queue here: the bot lane yields (games.infra.pressure)
         metrics.web_request_queued()
@@ -95,7 +97,11 @@ def _slots() -> asyncio.Semaphore:
         for old in [old for old in _limits if old.is_closed()]:
             del _limits[old]
         found = _limits[loop] = asyncio.Semaphore(settings.WEB_MAX_CONCURRENT_REQUESTS)
+        _watchers.add(loop.create_task(metrics.watch_loop()))  # hearts_web_loop_lag_seconds
     return found
+
+
+_watchers: set[asyncio.Task[None]] = set()  # kept: the loop holds only a weak reference to a task
 
 
 # The cycle collector, tuned for a process holding thousands of open streams: with Python's default

@@ -36,6 +36,7 @@ FIELDS = (
     "method",
     "status",
     "duration_ms",
+    "wait_ms",  # served: how long the request waited in the ASGI app (a slot, a thread) before the chain
     "task_id",
     "task",
     "trace_id",  # with tracing on (hearts_service/tracing.py): the span running when the line was written
@@ -186,15 +187,12 @@ class RequestContextMiddleware:
             metrics.request_done(context["route"], request.method or "", status, seconds)
             ms = round(seconds * 1000, 2)
             level = logging.ERROR if status >= 500 else logging.INFO
-            access_log.log(
-                level,
-                "%s %s %d %.1fms",
-                request.method,
-                context["route"],
-                status,
-                ms,
-                extra={"status": status, "duration_ms": ms},
-            )
+            extra: dict[str, Any] = {"status": status, "duration_ms": ms}
+            received = getattr(request, "scope", {}).get("hearts.received")
+            if received is not None:  # served: from the ASGI app's first look at it to this chain
+                extra["wait_ms"] = round((started - received) * 1000, 2)
+            route = context["route"]
+            access_log.log(level, "%s %s %d %.1fms", request.method, route, status, ms, extra=extra)
         finally:
             if tracing.ON:
                 tracing.request_ended(request, response.status_code if response is not None else 500)

@@ -130,6 +130,12 @@ WEB_QUEUED = Counter(
     "hearts_web_requests_queued",  # exposed as hearts_web_requests_queued_total
     "Requests that waited for one of the web process's slots (WEB_MAX_CONCURRENT_REQUESTS) before running",
 )
+LOOP_LAG_SECONDS = Histogram(
+    "hearts_web_loop_lag_seconds",
+    "How late a web process's event loop (streams, sockets, every request's start and answer) woke "
+    "a timer, sampled every LOOP_SAMPLE_SECONDS: a busy or starved loop delays everything it serves",
+    buckets=_FAST,
+)
 CLOCK_LAG_SECONDS = Histogram(
     "hearts_clock_lag_seconds",
     "Time from a turn clock's deadline to the server acting for the late seats (the clock lane, the "
@@ -190,6 +196,20 @@ def bot_lane_yielded(seconds: float) -> None:
 
 def web_request_queued() -> None:
     WEB_QUEUED.inc()
+
+
+LOOP_SAMPLE_SECONDS = 0.25
+
+
+async def watch_loop() -> None:
+    """Run in a web process's event loop: how late each LOOP_SAMPLE_SECONDS sleep wakes, for ever."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    while True:
+        slept = loop.time()
+        await asyncio.sleep(LOOP_SAMPLE_SECONDS)
+        LOOP_LAG_SECONDS.observe(max(0.0, loop.time() - slept - LOOP_SAMPLE_SECONDS))
 
 
 def clock_late(seconds: float) -> None:
