@@ -110,8 +110,16 @@ def _no_sideways_scroll(page: Any) -> None:
 
 
 def _in_view(page: Any, selector: str) -> None:
-    """The element is on the screen, not cut off at either side."""
-    box = page.locator(selector).first.bounding_box()
+    """The element is on the screen, not cut off at either side. Read once it is drawn: a stream
+    event can redraw the hand between finding a card and measuring it (a CI run read no box)."""
+    box = None
+    for _ in range(20):
+        found = page.locator(selector).first
+        found.wait_for(state="visible")
+        box = found.bounding_box()
+        if box is not None:
+            break
+        page.wait_for_timeout(50)
     width = page.viewport_size["width"]
     assert box is not None and box["width"] > 0 and box["height"] > 0, selector
     assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, (selector, box, width)
