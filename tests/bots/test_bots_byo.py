@@ -221,7 +221,8 @@ def test_a_person_plays_with_an_external_bot_that_answers_well(
     """A person's table: the person's turns wait for them, the bot's are asked, nothing falls back."""
     app, key = app_create(name="a")
     bot = external_bot(lambda n, body: "ok")
-    registered = register(key, bot, name="good")
+    # the longest deadline allowed: a loaded CI machine once took more than 300 ms for one of 97 calls
+    registered = register(key, bot, name="good", timeout_ms=3000)
     ana = player_create(name="Ana", app=app)[0]
     out = services.table_create(
         options={"target_score": 50}, bots={1: "ext:good"}, clocks={"play": None}, app=app
