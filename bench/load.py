@@ -424,7 +424,8 @@ def print_cpu(
     print(f"{prefix}processes: {', '.join(f'{k} {n}' for k, n in sorted(meter.live.items()))}")
 
 
-PROFILED = ["web", "people", "bots"]  # py-spy on these kinds' worker processes (--profile)
+# py-spy on these kinds' worker processes (--profile; LOAD_PROFILED="web push" names others)
+PROFILED = os.environ.get("LOAD_PROFILED", "web people bots").split()
 PY_SPY = Path(sys.executable).parent / "py-spy"
 
 

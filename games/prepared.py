@@ -12,11 +12,18 @@ is what evaluating it would return.
 
 Only fixed-shape queries fit (each parameter one value: no `__in` lists whose length varies);
 a connection's vendor is part of the key, so SQLite and PostgreSQL each get their own SQL.
+
+`PreparedUpdate` is the same for an UPDATE of named columns of one model's rows matched by named
+columns (`.filter(...).update(...)` compiles both each time): its SQL is made once from the
+model's own table and column names, each value goes through its field's `get_db_prep_save` (what
+Django's own save does), and the number of rows changed is returned, so a conditional update (a
+claim still held, a status still pending) says whether it applied.
 """
 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -34,7 +41,28 @@ M = TypeVar("M", bound=Model)
 _STAND_INS: dict[type, Callable[[int], Any]] = {
     int: lambda i: 2_146_000_000 + i,
     str: lambda i: f"\x00prepared-parameter-{i}\x00",
+    uuid.UUID: lambda i: uuid.UUID(int=(0xF00D << 112) + i),
 }
+
+
+def _as_uuid(value: Any) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def _adapter(compiled: Any, stand_in: Any) -> Callable[[Any], Any] | None:
+    """How a caller's value takes the place of `stand_in` where the compiled parameters hold
+    `compiled`: wrapped in the class the backend gave the stand-in (psycopg's Int4 says which
+    integer type PostgreSQL is sent); a UUID as the backend keeps it (PostgreSQL's own type, or
+    SQLite's 32 hex digits). None when `compiled` is not this stand-in."""
+    if isinstance(stand_in, uuid.UUID):
+        if compiled == stand_in:
+            return _as_uuid
+        if compiled == stand_in.hex:
+            return lambda value: _as_uuid(value).hex
+        return None
+    if isinstance(compiled, type(stand_in)) and compiled == stand_in:
+        return type(compiled)
+    return None
 
 
 class _Compiled:
@@ -55,13 +83,13 @@ class _Compiled:
         sql, params = compiler.as_sql()
         self.sql = sql
         self.params = list(params)
-        # (position in params, argument index, the class the backend gave it: psycopg's Int4 says
-        # which integer type PostgreSQL is sent, and the real value is wrapped the same way)
-        self.slots: list[tuple[int, int, type]] = []
+        # (position in params, argument index, how the argument is adapted: see _adapter)
+        self.slots: list[tuple[int, int, Callable[[Any], Any]]] = []
         for position, value in enumerate(self.params):
             for index, stand_in in enumerate(stand_ins):
-                if isinstance(value, type(stand_in)) and value == stand_in:
-                    self.slots.append((position, index, type(value)))
+                adapt = _adapter(value, stand_in)
+                if adapt is not None:
+                    self.slots.append((position, index, adapt))
         if sorted(index for _, index, _ in self.slots) != list(range(len(stand_ins))):
             raise ValueError(f"a prepared query must use each parameter once: {sql}")
         self.select, self.klass_info = compiler.select, compiler.klass_info
@@ -76,8 +104,8 @@ class _Compiled:
 
 class Prepared(Generic[M]):
     """A query of model instances whose SQL is compiled once per process and database vendor.
-    `build(*args)` returns the queryset for these arguments (`types`: the type of each, int or
-    str); calling the Prepared with arguments returns the list of instances, as `list(build(*args))`
+    `build(*args)` returns the queryset for these arguments (`types`: the type of each, int, str
+    or uuid.UUID); calling the Prepared with arguments returns the list of instances, as `list(build(*args))`
     would."""
 
     def __init__(self, build: Callable[..., QuerySet[M]], types: Sequence[type]) -> None:
@@ -100,8 +128,8 @@ class Prepared(Generic[M]):
     def __call__(self, *args: Any, using: str = "default") -> list[M]:
         compiled = self._get(using)
         params = list(compiled.params)
-        for position, index, cls in compiled.slots:
-            params[position] = cls(args[index])
+        for position, index, adapt in compiled.slots:
+            params[position] = adapt(args[index])
         connection = connections[using]
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
@@ -128,3 +156,47 @@ class Prepared(Generic[M]):
         """The first instance, or None (the queryset should have its own order and limit)."""
         found = self(*args, using=using)
         return found[0] if found else None
+
+
+class PreparedUpdate:
+    """`UPDATE <model's table> SET <set> WHERE <where>` (each a list of field names, "pk" for the
+    primary key; a where field compared with `=`, or `IS NULL` when its value is None), its SQL made
+    once per database vendor. Calling it with the set values, then the where values, in that order,
+    returns how many rows it changed."""
+
+    def __init__(self, model: type[Model], set_fields: Sequence[str], where_fields: Sequence[str]) -> None:
+        meta = model._meta
+        names = (*set_fields, *where_fields)
+        self.fields = [meta.pk if name == "pk" else meta.get_field(name) for name in names]
+        self.table = model._meta.db_table
+        self.set_count = len(set_fields)
+        self._sql: dict[tuple[str, str, tuple[bool, ...]], str] = {}
+
+    def _text(self, using: str, nulls: tuple[bool, ...]) -> str:
+        connection = connections[using]
+        key = (using, connection.vendor, nulls)
+        found = self._sql.get(key)
+        if found is None:
+            quote = connection.ops.quote_name
+            columns = [quote(str(f.column)) for f in self.fields]  # type: ignore[union-attr]  # concrete fields
+            sets = ", ".join(f"{c} = %s" for c in columns[: self.set_count])
+            wheres = " AND ".join(
+                f"{c} IS NULL" if null else f"{c} = %s"
+                for c, null in zip(columns[self.set_count :], nulls, strict=True)
+            )
+            found = self._sql[key] = f"UPDATE {quote(self.table)} SET {sets} WHERE {wheres}"
+        return found
+
+    def __call__(self, *values: Any, using: str = "default") -> int:
+        if len(values) != len(self.fields):
+            raise TypeError(f"{len(self.fields)} values wanted, {len(values)} given")
+        connection = connections[using]
+        nulls = tuple(v is None for v in values[self.set_count :])
+        params = [
+            field.get_db_prep_save(value, connection)  # type: ignore[union-attr]
+            for i, (field, value) in enumerate(zip(self.fields, values, strict=True))
+            if i < self.set_count or value is not None
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(self._text(using, nulls), params)
+            return int(cursor.rowcount)

@@ -26,6 +26,7 @@ from django.utils import timezone
 from games.engine import State, state_from_dict
 from games.infra import jobs, metrics, presence
 from games.models import PushDevice, PushMessage, Table
+from games.prepared import Prepared, PreparedUpdate
 from games.push import credentials, devices, recording, texts
 from games.push.providers import Outcome, Target, apns, fcm, webpush
 from hearts_service import tracing
@@ -87,47 +88,65 @@ def _still_wanted(row: PushMessage, now: dt.datetime) -> str:
     return ""
 
 
+# The attempt's statements, compiled once per process (games.prepared): the lane runs one attempt
+# per turn of every person with a device, and compiling this three-join locked read and the updates
+# was over half of its CPU under load (bench/README.md, issue 35).
+_CLAIM = Prepared(
+    lambda message: (
+        PushMessage.objects.select_for_update(of=("self",))
+        .select_related("device", "device__player", "table")
+        .filter(uuid=message)[:1]
+    ),
+    [uuid.UUID],
+)
+_SET_DUE = PreparedUpdate(PushMessage, ["next_attempt_at", "queued_at"], ["pk"])
+_SET_CLOSED = PreparedUpdate(PushMessage, ["status", "next_attempt_at", "last_error"], ["pk"])
+_SET_CLAIM = PreparedUpdate(PushMessage, ["attempts", "next_attempt_at", "claim"], ["pk"])
+# An attempt's result applies only while its claim holds (no other run took the message since).
+_RESULT_FIELDS = ["claim", "last_status_code", "last_error", "status", "sent_at", "next_attempt_at"]
+_RESULT_FIELDS += ["queued_at"]
+_SET_RESULT = PreparedUpdate(PushMessage, _RESULT_FIELDS, ["uuid", "status", "claim"])
+_DEVICE_PUSHED = PreparedUpdate(PushDevice, ["last_pushed_at"], ["pk"])
+
+
 def attempt(message_id: str, *, now: dt.datetime | None = None) -> str:
     """One attempt at a message that is due: 'sent', 'retry', 'dead', 'failed', 'cancelled', or
     'skipped' when it is not due (done, claimed by another run, waiting for its grace or backoff)."""
     now = now or timezone.now()
     timeout = float(_conf("PUSH_TIMEOUT"))
+    try:
+        message = uuid.UUID(str(message_id))
+    except ValueError:
+        return "skipped"
     with transaction.atomic():
-        row = (
-            PushMessage.objects.select_for_update(of=("self",))
-            .select_related("device", "device__player", "table")
-            .filter(uuid=message_id)
-            .first()
-        )
+        row = _CLAIM.first(message)
         due_at = row.next_attempt_at if row is not None else None
         if row is None or row.status != Status.PENDING or due_at is None or due_at > now + SKEW:
             return "skipped"
         if row.claim is not None:  # its lease ran out: the worker died mid-send
-            row.status, row.next_attempt_at, row.last_error = Status.IN_DOUBT, None, "worker lost mid-send"
-            row.save(update_fields=["status", "next_attempt_at", "last_error"])
+            _SET_CLOSED(Status.IN_DOUBT, None, "worker lost mid-send", row.pk)
             metrics.pushed(row.device.kind, "in_doubt")
             return "in_doubt"
         device: PushDevice = row.device
         why_not = _still_wanted(row, now)
         if why_not == "unsure":  # Redis cannot say who is watching (it restarts): ask again shortly
-            row.next_attempt_at = row.queued_at = now + dt.timedelta(seconds=UNSURE_WAIT)
-            row.save(update_fields=["next_attempt_at", "queued_at"])
+            again = now + dt.timedelta(seconds=UNSURE_WAIT)
+            _SET_DUE(again, again, row.pk)
             ids = [str(row.uuid)]
             transaction.on_commit(lambda: recording.queue(ids, countdown=UNSURE_WAIT))
             return "retry"
         credential = None if why_not else credentials.credential_for(device.scope, device.kind)
         if why_not or credential is None:
-            row.status = Status.CANCELLED if why_not else Status.FAILED
-            row.next_attempt_at, row.last_error = None, why_not or "no_credentials"
-            row.save(update_fields=["status", "next_attempt_at", "last_error"])
+            error = why_not or "no_credentials"
             outcome = "cancelled" if why_not else "failed"
+            _SET_CLOSED(Status.CANCELLED if why_not else Status.FAILED, None, error, row.pk)
             metrics.pushed(device.kind, outcome)
-            log.info("push %s: %s (%s)", message_id, outcome, row.last_error)
+            log.info("push %s: %s (%s)", message_id, outcome, error)
             return outcome
         row.attempts += 1
-        row.next_attempt_at = now + dt.timedelta(seconds=timeout + float(_conf("PUSH_LEASE_MARGIN")))
         row.claim = uuid.uuid4()
-        row.save(update_fields=["attempts", "next_attempt_at", "claim"])
+        lease = now + dt.timedelta(seconds=timeout + float(_conf("PUSH_LEASE_MARGIN")))
+        _SET_CLAIM(row.attempts, lease, row.claim, row.pk)
     claim, table = row.claim, row.table
     player = device.player
     note = texts.note(
@@ -149,7 +168,7 @@ def attempt(message_id: str, *, now: dt.datetime | None = None) -> str:
         log.exception("push %s: the %s sender failed", message_id, device.kind)
         out = Outcome("retry", error=f"{type(exc).__name__}")
     done = now + dt.timedelta(seconds=time.monotonic() - started)
-    return _record_result(message_id, claim, device, out, done)
+    return _record_result(row, claim, device, out, done)
 
 
 def _phase(table: Table | None) -> str:
@@ -171,33 +190,36 @@ def _name_for(row: PushMessage) -> str:
 
 
 def _record_result(
-    message_id: str, claim: uuid.UUID | None, device: PushDevice, out: Outcome, done: dt.datetime
+    row: PushMessage, claim: uuid.UUID, device: PushDevice, out: Outcome, done: dt.datetime
 ) -> str:
+    """Keep what the provider answered, in one conditional update: none when the claim no longer
+    holds ('superseded': the message was closed or taken meanwhile)."""
+    error = out.error[:300]
+    outcome, wait = out.result, 0.0
+    retry = out.result == "retry" and row.attempts < int(_conf("PUSH_MAX_ATTEMPTS"))
     with transaction.atomic():
-        row = PushMessage.objects.select_for_update().filter(uuid=message_id).first()
-        if row is None or row.status != Status.PENDING or row.claim != claim:
-            return "superseded"
-        row.claim = None
-        row.last_status_code, row.last_error = out.status, out.error[:300]
-        outcome = out.result
         if out.result == "sent":
-            row.status, row.sent_at, row.next_attempt_at = Status.SENT, done, None
-            PushDevice.objects.filter(pk=device.pk).update(last_pushed_at=done)
-        elif out.result == "retry" and row.attempts < int(_conf("PUSH_MAX_ATTEMPTS")):
+            values = [None, out.status, error, Status.SENT, done, None, row.queued_at]
+        elif retry:
             wait = out.retry_after if out.retry_after is not None else backoff(row.attempts)
             wait = min(max(wait, 0.0), float(_conf("PUSH_BACKOFF_MAX")))
-            row.next_attempt_at = row.queued_at = done + dt.timedelta(seconds=wait)
+            again = done + dt.timedelta(seconds=wait)
+            values = [None, out.status, error, Status.PENDING, None, again, again]
+        else:
+            values = [None, out.status, error, Status.FAILED, None, None, row.queued_at]
+            outcome = "dead" if out.result == "dead" else "failed"
+        if not _SET_RESULT(*values, row.uuid, Status.PENDING, claim):
+            return "superseded"
+        if out.result == "sent":
+            _DEVICE_PUSHED(done, device.pk)
+        elif retry:
             ids = [str(row.uuid)]
             transaction.on_commit(lambda: recording.queue(ids, countdown=wait))
-        else:
-            row.status, row.next_attempt_at = Status.FAILED, None
-            outcome = "dead" if out.result == "dead" else "failed"
-        row.save()
         if outcome == "dead":  # the provider says the token is gone: so is the device (and its messages)
             PushDevice.objects.filter(pk=device.pk).delete()
             recording.forget(device.player_id)
     metrics.pushed(device.kind, outcome)
-    log.info("push %s attempt: %s (%s)", message_id, outcome, out.status or out.error)
+    log.info("push %s attempt: %s (%s)", row.uuid, outcome, out.status or out.error)
     return outcome
 
 

@@ -594,7 +594,8 @@ def test_fake_webpush_refuses_a_vapid_token_for_another_origin(
     subscription = fake_webpush.subscription(server_key=vapid["public_key"])
     key = serialization.load_pem_private_key(vapid["private_key"].encode(), None)
     assert isinstance(key, ec.EllipticCurvePrivateKey)
-    headers = webpush._vapid_headers(key, vapid["subject"], "https://push.other.example")
+    other = "https://push.other.example"
+    headers = webpush._vapid_headers(key, vapid["subject"], other, vapid["private_key"])
     answer = httpx.post(subscription["endpoint"], content=b"x", headers={**headers, "TTL": "60"})
     assert answer.status_code == 401
     assert fake_webpush.received == []
