@@ -17,7 +17,10 @@ a connection's vendor is part of the key, so SQLite and PostgreSQL each get thei
 columns (`.filter(...).update(...)` compiles both each time): its SQL is made once from the
 model's own table and column names, each value goes through its field's `get_db_prep_save` (what
 Django's own save does), and the number of rows changed is returned, so a conditional update (a
-claim still held, a status still pending) says whether it applied.
+claim still held, a status still pending) says whether it applied. `PreparedInsert` writes model
+instances (`bulk_create`, optionally ignoring conflicts) with its SQL made once per vendor and
+number of rows, the values prepared as Django's insert prepares them (`pre_save`, then
+`get_db_prep_save`: auto_now_add stamps included).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, Generic, TypeVar
 
 from django.db import connections
 from django.db.models import Model, QuerySet
+from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
 
 M = TypeVar("M", bound=Model)
@@ -199,4 +203,48 @@ class PreparedUpdate:
         ]
         with connection.cursor() as cursor:
             cursor.execute(self._text(using, nulls), params)
+            return int(cursor.rowcount)
+
+
+class PreparedInsert:
+    """`INSERT INTO <model's table>` of instances, every concrete column but an automatic primary
+    key (which the database assigns; it is not read back), skipping rows that break a unique
+    constraint when `ignore_conflicts` (PostgreSQL's ON CONFLICT DO NOTHING, SQLite's INSERT OR
+    IGNORE). Returns how many rows were written."""
+
+    def __init__(self, model: type[Model], *, ignore_conflicts: bool = False) -> None:
+        meta = model._meta
+        self.fields = [f for f in meta.local_concrete_fields if f is not meta.auto_field]
+        if any(hasattr(f, "get_placeholder") for f in self.fields):
+            raise ValueError(f"{model.__name__} has a field with a placeholder of its own")
+        self.table = meta.db_table
+        self.conflict = OnConflict.IGNORE if ignore_conflicts else None
+        self._sql: dict[tuple[str, str, int], str] = {}
+
+    def _text(self, using: str, rows: int) -> str:
+        connection = connections[using]
+        key = (using, connection.vendor, rows)
+        found = self._sql.get(key)
+        if found is None:
+            ops = connection.ops
+            columns = ", ".join(ops.quote_name(str(f.column)) for f in self.fields)
+            one = "(" + ", ".join(["%s"] * len(self.fields)) + ")"
+            suffix = ops.on_conflict_suffix_sql(self.fields, self.conflict, None, None)
+            statement = ops.insert_statement(on_conflict=self.conflict)
+            values = ", ".join([one] * rows)
+            found = f"{statement} {ops.quote_name(self.table)} ({columns}) VALUES {values} {suffix}".strip()
+            self._sql[key] = found
+        return found
+
+    def __call__(self, objs: Sequence[Model], using: str = "default") -> int:
+        if not objs:
+            return 0
+        connection = connections[using]
+        params = [
+            field.get_db_prep_save(field.pre_save(obj, True), connection)
+            for obj in objs
+            for field in self.fields
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(self._text(using, len(objs)), params)
             return int(cursor.rowcount)

@@ -101,7 +101,8 @@ def turns_of(principal: Principal, limit: int = MY_TURNS) -> dict[str, Any]:
 
 def visible_tables(principal: Principal) -> QuerySet[Table]:
     """An app sees its own tables; a player sees its app's tables (guests: the guest tables),
-    private ones only where they sit or were named (`may_see` checks one table)."""
+    private ones only where they sit or were named (`may_see` checks one table; `table_for` runs
+    this filter compiled once)."""
     return Table.objects.filter(app=principal.app)
 
 
@@ -272,7 +273,8 @@ def _as_of(table: Table, state: State | None) -> tuple[int, bool]:
 def table_for(principal: Principal, table_id: int) -> Table:
     """A table the caller may see (one query: the seats are stored on the table row). Only reads:
     the adapters read through services.table_seen, which first acts on a clock that ran out."""
-    table = visible_tables(principal).filter(pk=table_id).first()
+    app = principal.app
+    table = _GUEST_TABLE.first(table_id) if app is None else _APP_TABLE.first(app.pk, table_id)
     if table is None or not may_see(table, principal):  # another app's table, or a private one,
         # is indistinguishable from no table
         raise ServiceError("not_found", "no such table", kind="not_found")
@@ -286,6 +288,10 @@ def table_row(table_id: int) -> Table | None:
 
 
 _TABLE_ROW = Prepared(lambda pk: Table.objects.filter(pk=pk)[:1], [int])
+# visible_tables(principal).filter(pk=...), compiled once (games.prepared): every read of a table
+# runs it, and compiling it was a tenth of the web's CPU under load (issue 37).
+_GUEST_TABLE = Prepared(lambda pk: Table.objects.filter(app__isnull=True, pk=pk)[:1], [int])
+_APP_TABLE = Prepared(lambda app, pk: Table.objects.filter(app_id=app, pk=pk)[:1], [int, int])
 
 
 def table_versions(table_ids: Iterable[int]) -> dict[int, int]:

@@ -22,7 +22,7 @@ from django.utils import timezone
 from games.engine import GAME_OVER, MOON, PASSING, State
 from games.infra import jobs
 from games.models import PushDevice, PushMessage, Table
-from games.prepared import Prepared
+from games.prepared import Prepared, PreparedInsert
 from hearts_service import tracing
 
 PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
@@ -30,6 +30,7 @@ PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
 # costs no query for players without one (most of them). A device registered elsewhere is seen
 # within that time; one registered in this process at once (`forget`).
 CACHE_SECONDS = 5.0
+KNOWN_ONE_BY_ONE = 3  # up to this many new messages are looked up one by one (prepared), more at once
 _has_devices: dict[int, tuple[float, bool]] = {}
 _cache_lock = threading.Lock()
 
@@ -141,20 +142,31 @@ def remind(table: Table, seats: Sequence[int]) -> None:
         _record(table, "reminder", targets)
 
 
+# The recording's statements, compiled once per process (games.prepared): a person's every turn
+# records one, and compiling these was a third of the people lane's CPU under load (issue 35).
+_DEVICES_OF = Prepared(
+    lambda player: PushDevice.objects.filter(player_id=player).only("pk", "expires_at"), [int]
+)
+_RECORDED = Prepared(
+    lambda device, key: PushMessage.objects.filter(device_id=device, key=key).only("pk")[:1], [int, str]
+)
+_INSERT = PreparedInsert(PushMessage, ignore_conflicts=True)
+
+
 def _record(
     table: Table, kind: str, targets: Sequence[tuple[int, str, int | None]], *, delay: float = 0.0
 ) -> None:
     """One message per device of each (player, key, seat), skipping what is recorded already."""
     by_player: dict[int, list[PushDevice]] = {}
     now = timezone.now()
-    live = PushDevice.objects.filter(player_id__in={p for p, _, _ in targets}).exclude(expires_at__lte=now)
-    for device in live.only("pk", "player_id"):
-        by_player.setdefault(device.player_id, []).append(device)
+    for player in {p for p, _, _ in targets}:
+        live = [d for d in _DEVICES_OF(player) if d.expires_at is None or d.expires_at > now]
+        by_player[player] = sorted(live, key=lambda d: d.pk)
     due = now + dt.timedelta(seconds=delay)
     rows = [
         PushMessage(
             uuid=uuid.uuid4(),
-            device=device,
+            device_id=device.pk,
             table=table,
             kind=kind,
             key=key,
@@ -171,15 +183,18 @@ def _record(
         return
     # Recorded already (a pass that leaves other seats to pass records each turn again): nothing
     # more, and no task for it. The unique constraint still holds against a racing transaction.
-    known = set(
-        PushMessage.objects.filter(
-            device__in=[r.device for r in rows], key__in={r.key for r in rows}
-        ).values_list("device_id", "key")
-    )
-    rows = [r for r in rows if (r.device.pk, r.key) not in known]
+    if len(rows) <= KNOWN_ONE_BY_ONE:
+        known = {(r.device_id, r.key) for r in rows if _RECORDED(r.device_id, r.key)}
+    else:
+        known = set(
+            PushMessage.objects.filter(
+                device_id__in={r.device_id for r in rows}, key__in={r.key for r in rows}
+            ).values_list("device_id", "key")
+        )
+    rows = [r for r in rows if (r.device_id, r.key) not in known]
     if not rows:
         return
-    PushMessage.objects.bulk_create(rows, ignore_conflicts=True)
+    _INSERT(rows)
     ids = [str(r.uuid) for r in rows]
     transaction.on_commit(lambda: queue(ids, countdown=delay))
 
