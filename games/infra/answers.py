@@ -121,10 +121,12 @@ def idle() -> Iterator[None]:
         yield
 
 
-def wait(key: str, seconds: float) -> Any:
+def wait(key: str, seconds: float, *, look_first: bool = True) -> Any:
     """The answer kept under `key` in the cache, waiting up to `seconds` for a lane to keep it;
-    None if it did not come in time."""
-    found = look(key)
+    None if it did not come in time. A caller that has just looked and then asked passes
+    `look_first=False`: the lane cannot have answered yet, and the wait starts on the bell (without
+    Redis there is no bell, and an eager lane has answered already: it looks first anyway)."""
+    found = look(key) if look_first or _client() is None else None
     if found is not None or seconds <= 0:
         return found
     deadline = time.monotonic() + seconds

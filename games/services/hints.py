@@ -155,7 +155,7 @@ def hint(principal: Principal, table: Table, level: str | None = None) -> dict[s
         seconds, seed = settings.HINT_THINK_MS / 1000, seed_of(table.pk, version, seat, level)
         sent = json.dumps(seat_view)
         answers.ask(lambda: jobs.compute_hint(key, sent, level, seed, expires=seconds), "hint")
-        found = answers.wait(key, seconds)
+        found = answers.wait(key, seconds, look_first=False)
         if found is None:
             raise ServiceError(
                 "service_unavailable",

@@ -234,7 +234,7 @@ def review(
     ratelimit.check_one("review", principal.credential or principal.owner, settings.REVIEW_RATE)
     seconds = wait_seconds()
     answers.ask(lambda: jobs.review_hand(table.pk, hand, seat, level, expires=seconds), "review")
-    found = answers.wait(key, seconds)
+    found = answers.wait(key, seconds, look_first=False)
     if found is not None:
         return found
     raise ServiceError(
