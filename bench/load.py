@@ -1431,11 +1431,9 @@ def push_figures(people: list[Person], fake_url: str, f: Figures) -> bool:
             continue
         to_streamers[r["kind"]] += 1
         if any(opened <= made and r["at"] <= closed for opened, closed in p.live):
-            if r["kind"] == "finished":  # a game's end goes to everyone seated (games/push/sending.py)
-                finished_watched += 1
-            else:
-                since = f", {made - f.fault_at['redis']:.1f}s after redis" if "redis" in f.fault_at else ""
-                watched.append(f"table {p.table} {r['kind']} at {made - f.started:.1f}s{since}")
+            finished_watched += r["kind"] == "finished"
+            since = f", {made - f.fault_at['redis']:.1f}s after redis" if "redis" in f.fault_at else ""
+            watched.append(f"table {p.table} {r['kind']} at {made - f.started:.1f}s{since}")
     per_message = Counter(str(r["message"]) for r in receipts)
     repeats = sum(n - 1 for n in per_message.values())
     per_turn = Counter((rows[m]["device_id"], rows[m]["key"]) for m in per_message if m in rows)
@@ -1471,7 +1469,7 @@ def push_figures(people: list[Person], fake_url: str, f: Figures) -> bool:
     print(f"push_turns_unpushed_at: {', '.join(f'{at:.0f}s' for at in when[:10])}")
     print(f"pocket_turns_played_on_their_push: {f.on_push} of {f.on_push + f.without_push}")
     print(f"pushes_to_seats_with_a_live_stream: {len(watched)}")
-    print(f"finished_pushes_to_seats_with_a_live_stream: {finished_watched}")
+    print(f"finished_pushes_to_seats_with_a_live_stream: {finished_watched} (of those above)")
     print(f"pushes_to_streaming_people: {sum(to_streamers.values())} {dict(sorted(to_streamers.items()))}")
     print(f"duplicate_pushes_per_turn: {repeats}")
     print(f"push_receipts_of_unknown_messages: {unknown}")

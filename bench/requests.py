@@ -1,16 +1,20 @@
-"""The web's CPU per request with request threads kept (the default) against a new thread per request.
+"""The web's CPU per request: request threads kept (the default) against a new thread per request,
+and the synchronous middleware chain (the default) against Django's ASGI handler.
 
     python bench/requests.py                  # 5 rounds of 2,000 requests per server
     BENCH_ROUNDS=1 BENCH_PLAYS=5 python bench/requests.py    # a smoke run
 
-Starts two `make run` servers (uvicorn, SQLite in a temporary directory, no Redis; REDIS_URL and
-DATABASE_URL of the environment are ignored), one with WEB_KEEP_REQUEST_THREADS true and one false,
-creates a guest and a table on each, then alternates rounds of BENCH_PLAYS x 20 `GET tables/{id}`
-(authenticated, answered from the database) between them, one client request at a time, and reads
-each server's CPU time from /proc. Figures (`name: value`, medians of the rounds):
+Starts three `make run` servers (uvicorn, SQLite in a temporary directory, no Redis; REDIS_URL and
+DATABASE_URL of the environment are ignored): the defaults; WEB_KEEP_REQUEST_THREADS false; and
+WEB_SYNC_CHAIN false (hearts_service/asgi.py). It creates a guest and a table on each, then
+alternates rounds of BENCH_PLAYS x 20 `GET tables/{id}` (authenticated, answered from the database)
+between them, one client request at a time, and reads each server's CPU time from /proc. Figures
+(`name: value`, medians of the rounds):
 
 - request_cpu_us_kept, request_cpu_us_new_thread: the server's CPU microseconds per request
 - request_kept_vs_new_thread_ratio: the first over the second, round by round
+- request_cpu_us_django_chain: the same with Django's ASGI handler
+- request_sync_chain_vs_django_chain_ratio: the defaults' over that, round by round
 """
 
 from __future__ import annotations
@@ -40,14 +44,15 @@ def _free_port() -> int:
 class Server:
     """One `make run` server (without the embedded worker: nothing here needs bots or clocks)."""
 
-    def __init__(self, workdir: Path, keep_threads: bool) -> None:
+    def __init__(self, workdir: Path, keep_threads: bool, sync_chain: bool = True) -> None:
         keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH")
         env = {k: v for k, v in os.environ.items() if k in keep}
         env |= {
-            "DATABASE_URL": f"sqlite:///{workdir / f'{keep_threads}.sqlite3'}",
+            "DATABASE_URL": f"sqlite:///{workdir / f'{keep_threads}-{sync_chain}.sqlite3'}",
             "LOG_LEVEL": "WARNING",
             "RATE_LIMITS_ENABLED": "false",  # one client, thousands of reads a minute
             "WEB_KEEP_REQUEST_THREADS": str(keep_threads).lower(),
+            "WEB_SYNC_CHAIN": str(sync_chain).lower(),
         }
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         port = _free_port()
@@ -92,15 +97,17 @@ class Server:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
-        kept, new = Server(Path(folder), True), Server(Path(folder), False)
+        servers = [Server(Path(folder), True), Server(Path(folder), False), Server(Path(folder), True, False)]
         try:
-            pairs = [(kept.round(REQUESTS), new.round(REQUESTS)) for _ in range(ROUNDS)]
+            rounds = [[server.round(REQUESTS) for server in servers] for _ in range(ROUNDS)]
         finally:
-            kept.stop()
-            new.stop()
-    print(f"request_cpu_us_kept: {statistics.median(k for k, _ in pairs):.0f}")
-    print(f"request_cpu_us_new_thread: {statistics.median(n for _, n in pairs):.0f}")
-    print(f"request_kept_vs_new_thread_ratio: {statistics.median(k / n for k, n in pairs):.2f}")
+            for server in servers:
+                server.stop()
+    print(f"request_cpu_us_kept: {statistics.median(k for k, _, _ in rounds):.0f}")
+    print(f"request_cpu_us_new_thread: {statistics.median(n for _, n, _ in rounds):.0f}")
+    print(f"request_kept_vs_new_thread_ratio: {statistics.median(k / n for k, n, _ in rounds):.2f}")
+    print(f"request_cpu_us_django_chain: {statistics.median(d for _, _, d in rounds):.0f}")
+    print(f"request_sync_chain_vs_django_chain_ratio: {statistics.median(k / d for k, _, d in rounds):.2f}")
 
 
 if __name__ == "__main__":

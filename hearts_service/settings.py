@@ -272,6 +272,10 @@ WEB_MAX_CONCURRENT_REQUESTS = env_int("WEB_MAX_CONCURRENT_REQUESTS", 32, minimum
 # Requests reuse this process's request threads (hearts_service/asgi.py); false: a new thread per
 # request, as Django does (bench/requests.py compares the two).
 WEB_KEEP_REQUEST_THREADS = env_bool("WEB_KEEP_REQUEST_THREADS", default=True)
+# Requests (streams apart) run the middleware chain and the view in their thread in one go
+# (hearts_service/asgi.py, SyncChainHandler); false: Django's ASGI handler, which goes back to the
+# event loop and into the thread again between the middleware and the view (bench/requests.py).
+WEB_SYNC_CHAIN = env_bool("WEB_SYNC_CHAIN", default=True)
 # The delay before each bot card played at a table where a person sits, in milliseconds, unless the
 # table sets its own `bot_pace_ms` (0 to 2000; docs/bots-and-clocks.md#pace): time to follow a trick.
 BOT_PACE_MS = env_int("BOT_PACE_MS", 700, minimum=0, maximum=2000)

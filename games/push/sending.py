@@ -79,12 +79,11 @@ def _still_wanted(row: PushMessage, now: dt.datetime) -> str:
             return "acted"
     elif row.kind == "invite" and table.status != Table.Status.OPEN:
         return "started"
-    if row.kind != "finished":
-        seen = presence.watching(table.pk, device.player_id)
-        if seen is None:
-            return "unsure"
-        if seen:
-            return "watching"
+    seen = presence.watching(table.pk, device.player_id)  # every kind: a watching player saw it
+    if seen is None:
+        return "unsure"
+    if seen:
+        return "watching"
     return ""
 
 

@@ -36,7 +36,13 @@ FIGURES = {
         "basic_minus_random_mu",
     ],
     "vs_openspiel.py": ["openspiel_installed"],
-    "requests.py": ["request_cpu_us_kept", "request_cpu_us_new_thread", "request_kept_vs_new_thread_ratio"],
+    "requests.py": [
+        "request_cpu_us_kept",
+        "request_cpu_us_new_thread",
+        "request_kept_vs_new_thread_ratio",
+        "request_cpu_us_django_chain",
+        "request_sync_chain_vs_django_chain_ratio",
+    ],
     "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
     "hints.py": ["hint_p50_ms", "hint_p95_ms", "read_p50_ms", "hint_p50_vs_read_ratio"],
     "embedded.py": [
