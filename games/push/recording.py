@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from games.engine import GAME_OVER, MOON, PASSING, State
-from games.infra import jobs
+from games.infra import jobs, presence
 from games.models import PushDevice, PushMessage, Table
 from games.prepared import Prepared, PreparedInsert
 from hearts_service import tracing
@@ -112,8 +112,14 @@ def events(table: Table, tagged: Sequence[list[Any]]) -> None:
             key = f"rematch:{table.pk}"
             rows.append(("rematch", [(p, key, s) for s, p in people if s != proposer and p in reached]))
         elif e[0] == "table_finished" and e[1].get("status") == "finished":
+            # Checked now, not only when sent: a finished table's streams end once they have
+            # delivered its last events, so by the time the lane looks, a player who watched the
+            # end would no longer count as watching.
             key = f"finished:{table.pk}"
-            rows.append(("finished", [(p, key, s) for s, p in people if p in reached]))
+            away = [
+                (p, key, s) for s, p in people if p in reached and presence.watching(table.pk, p) is not True
+            ]
+            rows.append(("finished", away))
     for kind, targets in rows:
         if targets:
             _record(table, kind, targets)

@@ -17,7 +17,7 @@ from games.accounts import Principal
 from games.engine import Event, State
 from games.errors import ServiceError
 from games.models import App, IdempotentRequest, Move, Player, Seat, Table
-from games.prepared import Prepared
+from games.prepared import Prepared, PreparedInsert
 from games.services.record import schedule
 
 # Turn clocks in seconds (None: no clock), and how many timeouts in a row mark a seat away. A turn
@@ -182,6 +182,10 @@ def check_seat_level(level: object, app_id: int | None) -> None:
         extbots.check_level(app_id, level)
 
 
+# A keyed request's answer, written in its transaction with its SQL compiled once (games.prepared).
+_KEEP_ANSWER = PreparedInsert(IdempotentRequest)
+
+
 def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
     """Run `act` in one transaction. With an idempotency key, the first answer is stored in that
     same transaction, so a request either acted and left its answer or did neither; a repeat
@@ -196,13 +200,14 @@ def run(act: Callable[[], Outcome], idempotency: Idempotency | None) -> Outcome:
             out = act()
             schedule(out.table)
             status, body = idempotency.render(out)
-            IdempotentRequest.objects.create(
+            kept = IdempotentRequest(
                 owner=idempotency.owner,
                 key=idempotency.key,
                 fingerprint=idempotency.fingerprint,
                 status=status,
                 body=body,
             )
+            _KEEP_ANSWER([kept])  # a repeat racing this one: IntegrityError (the unique key)
             return Outcome(out.table, out.events, (status, body), made=out.made)
     except (ServiceError, IntegrityError):
         # A repeat fails where the first succeeded (the seat already passed, the key's row

@@ -168,6 +168,49 @@ def test_a_duplicate_task_finds_the_message_sent(webpush: FakeWebPush) -> None:
     assert len(webpush.received) == 1
 
 
+def play_out(table: Table, people: dict[int, Player]) -> None:
+    """Play the game out, each person acting when it is their turn (the bots act in between)."""
+    for _ in range(2000):
+        current = Table.objects.get(pk=table.pk)
+        if current.status == Table.Status.FINISHED:
+            break
+        state = state_from_dict(current.state)
+        for seat in state.to_act():
+            person = people.get(seat)
+            if person is not None:
+                services.action_submit(
+                    table_id=table.pk, action=state.legal_actions(seat)[0].to_dict(), player=person
+                )
+                break
+    assert Table.objects.get(pk=table.pk).status == Table.Status.FINISHED
+
+
+def test_the_end_of_a_game_is_not_pushed_to_a_player_who_watched_it(webpush: FakeWebPush) -> None:
+    """A finished table's streams end once they have delivered its last events, so whether a player
+    watched the end is decided when the end is recorded; one who starts watching before the send
+    is spared too."""
+    host, _ = guest_with_browser(webpush, name="Host")
+    guest, _ = guest_with_browser(webpush, name="Guest")
+    other, _ = guest_with_browser(webpush, name="Other")
+    out = services.table_create(creator=host, bots={3: "random"}, bot_pace_ms=0)
+    table = out.table
+    assert table is not None
+    for position, person in enumerate([host, guest, other]):
+        services.seat_join(table_id=table.pk, player=person, position=position)
+    presence.opened([(table.pk, guest.pk, "guest-stream")])  # the guest watches to the end
+    play_out(table, {0: host, 1: guest, 2: other})
+    presence.closed([(table.pk, guest.pk, "guest-stream")])  # ... and the stream ends with the game
+    finished = PushMessage.objects.filter(table=table, kind="finished")
+    assert sorted(finished.values_list("device__player", flat=True)) == sorted([host.pk, other.pk])
+    presence.opened([(table.pk, other.pk, "other-stream")])  # the other looks before the send
+    try:
+        attempts = {m.device.player_id: push.attempt(str(m.uuid), now=later(1)) for m in finished}
+    finally:
+        presence.closed([(table.pk, other.pk, "other-stream")])
+    assert attempts == {host.pk: "sent", other.pk: "cancelled"}
+    assert [p["data"]["kind"] for p in payloads(webpush)].count("finished") == 1
+
+
 def test_invites_rematch_offers_and_the_end_of_a_game_are_pushed(webpush: FakeWebPush) -> None:
     host, _ = guest_with_browser(webpush, name="Host")
     guest, _ = guest_with_browser(webpush, name="Guest")
@@ -184,20 +227,7 @@ def test_invites_rematch_offers_and_the_end_of_a_game_are_pushed(webpush: FakeWe
 
     services.seat_join(table_id=table.pk, player=host, position=0)
     services.seat_join(table_id=table.pk, player=guest, position=1)
-    # play the game out, each person acting when it is their turn (the bots act in between)
-    for _ in range(2000):
-        current = Table.objects.get(pk=table.pk)
-        if current.status == Table.Status.FINISHED:
-            break
-        state = state_from_dict(current.state)
-        for seat in state.to_act():
-            person = {0: host, 1: guest}.get(seat)
-            if person is not None:
-                services.action_submit(
-                    table_id=table.pk, action=state.legal_actions(seat)[0].to_dict(), player=person
-                )
-                break
-    assert Table.objects.get(pk=table.pk).status == Table.Status.FINISHED
+    play_out(table, {0: host, 1: guest})
     finished = PushMessage.objects.filter(table=table, kind="finished")
     assert sorted(finished.values_list("device__player", flat=True)) == sorted([host.pk, guest.pk])
 
