@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import glob
+import itertools
 import json
 import math
 import os
@@ -839,6 +840,31 @@ async def healthz(client: httpx.AsyncClient, f: Figures, stop: asyncio.Event) ->
         f.loop_lag_ms.append((time.perf_counter() - slept - 0.25) * 1000)
 
 
+async def cpu_windows(
+    meter: CpuMeter, t0: float, stop: asyncio.Event, into: list[tuple[float, dict[str, float]]]
+) -> None:
+    """A CpuMeter snapshot every 10 s from `t0` (`cores_busy_per_10s`: which processes the tail's
+    windows kept busy)."""
+    due = t0
+    while not stop.is_set():
+        into.append(await asyncio.to_thread(meter.snapshot))
+        due += 10.0
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), max(0.0, due - time.monotonic()))
+    into.append(await asyncio.to_thread(meter.snapshot))
+
+
+def print_cpu_windows(snaps: list[tuple[float, dict[str, float]]]) -> None:
+    """`cores_busy_per_10s`: per 10 s window, all the service's cores busy and the kinds above 0.1."""
+    parts = []
+    for i, (a, b) in enumerate(itertools.pairwise(snaps)):
+        wall = max(b[0] - a[0], 1e-9)
+        used = {k: (b[1].get(k, 0.0) - a[1].get(k, 0.0)) / wall for k in CPU_KINDS}
+        kinds = " ".join(f"{k} {v:.2f}" for k, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.1)
+        parts.append(f"{i * 10}s {sum(used.values()):.2f} ({kinds})")
+    print(f"cores_busy_per_10s: {'; '.join(parts)}")
+
+
 async def faults(
     stack: Stack, f: Figures, at: list[float], t0: float, redis_back: Callable[[], None] | None = None
 ) -> None:
@@ -1119,7 +1145,11 @@ async def run(
         t0 = time.monotonic()
         f.started, f.t0 = time.time(), time.perf_counter()
         stop = asyncio.Event()
-        tasks = [asyncio.create_task(healthz(client, f, stop))]
+        windows: list[tuple[float, dict[str, float]]] = []
+        tasks = [
+            asyncio.create_task(healthz(client, f, stop)),
+            asyncio.create_task(cpu_windows(meter, t0, stop, windows)),
+        ]
         await seat_people(client, persons + corr, f, t0 + duration, fake, play=False)
         shares = await play_elsewhere(stack, persons, t0 + duration)
         if with_faults:  # all four happen, even if the tables were quick
@@ -1143,6 +1173,7 @@ async def run(
         if spy is not None:
             await asyncio.to_thread(spy.wait, True)
     print_cpu("", meter, first, last, actions)
+    print_cpu_windows(windows)
     if profile:
         print_profile("", Path(profile))
     return f, ids, persons, corr, elapsed

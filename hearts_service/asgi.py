@@ -11,8 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
+from django.core import signals
 from django.core.asgi import get_asgi_application
-from django.core.handlers.asgi import ASGIHandler
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.http import FileResponse
+from django.urls import set_script_prefix, set_urlconf
+from django.utils.log import log_response
 
 from hearts_service.env import env_float
 
@@ -28,23 +34,66 @@ django_application = get_asgi_application()
 
 class SyncChainHandler(ASGIHandler):
     """Django's ASGI handler for requests whose views are synchronous (every one but the event
-    streams'): the middleware chain, which is synchronous, ends in Django's synchronous view call,
-    and the whole chain runs in the request's thread in one hop from the event loop. Django's own
-    handler ends the chain in its asynchronous view call, so each request went from its thread back
-    to the event loop and into the thread again between the last middleware and the view (the
-    asgiref hops were a fifth of the web's CPU under load; bench/requests.py compares the two).
-    An asynchronous view reached here still works: Django's synchronous call runs it with
-    async_to_sync, as the other handler would have."""
+    streams'), each served in one hop from the event loop to the request's thread: there the
+    `request_started` signal, the request object, the whole middleware chain down to Django's
+    synchronous view call, and (for an answer already in memory) the response's close, with its
+    `request_finished` (the database connection back to the pool before the answer is sent).
+    Django's own handler makes three hops of each request (the signal's synchronous receivers, the
+    chain, the close) and ends the chain in its asynchronous view call, a fourth; each hop is a
+    thread hand-off both ways (bench/requests.py: Django's handler costs 1.3 times the CPU per
+    request). It also watches for the client's disconnect in a task of its own, to cancel an
+    asynchronous view: a synchronous one goes on in its thread regardless, so that task is not
+    made here (the server drops what is sent after a disconnect). A streaming answer is sent and
+    closed as Django does. An asynchronous view reached here still works: Django's synchronous call
+    runs it with async_to_sync, as the other handler would have."""
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
-        chain: Any = self._middleware_chain  # type: ignore[has-type]  # set by load_middleware
-        self._middleware_chain = sync_to_async(chain, thread_sensitive=True)
+        self._sync_chain: Any = self._middleware_chain  # type: ignore[has-type]  # set by load_middleware
+        self._middleware_chain = sync_to_async(self._sync_chain, thread_sensitive=True)
+        self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        try:
+            response = await self._serve_in_thread(scope, body_file)
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming:  # its body was produced while sending: closed after it
+                    await sync_to_async(response.close, thread_sensitive=True)()
+        finally:
+            body_file.close()
+
+    def _serve(self, scope: dict[str, Any], body_file: Any) -> Any:
+        """In the request's thread: everything Django's handler does around the chain, in order."""
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, refused = self.create_request(scope, body_file)
+        response: Any  # an HttpResponseBase (the stubs lack the private attributes set below)
+        if request is None:
+            response = refused  # 400 or 413: the request could not be made
+        else:
+            set_urlconf(settings.ROOT_URLCONF)
+            response = self._sync_chain(request)
+            response._resource_closers.append(request.close)
+            if response.status_code >= 400:
+                log_response(
+                    "%s: %s", response.reason_phrase, request.path, response=response, request=request
+                )
+            response._handler_class = self.__class__  # as Django's handler sets it
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()  # request_finished: resources and the database connection given back
+        return response
 
 
 POLICY_VIOLATION = 1008  # WebSocket close code: a WebSocket at a path that serves none
 
-from django.conf import settings  # noqa: E402
 
 from games.graphql import socket  # noqa: E402  (imports models: after get_asgi_application set Django up)
 from games.infra import metrics, pressure  # noqa: E402
