@@ -17,8 +17,7 @@ from django.core.asgi import get_asgi_application
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import FileResponse
-from django.urls import set_script_prefix, set_urlconf
-from django.utils.log import log_response
+from django.urls import set_script_prefix
 
 from hearts_service.env import env_float
 
@@ -48,9 +47,9 @@ class SyncChainHandler(ASGIHandler):
     runs it with async_to_sync, as the other handler would have."""
 
     def load_middleware(self, is_async: bool = False) -> None:
+        """The chain loaded synchronous: `handle` calls Django's synchronous `get_response` in the
+        request's thread (the handler's asynchronous `get_response_async` is not used)."""
         super().load_middleware(is_async=False)
-        self._sync_chain: Any = self._middleware_chain  # type: ignore[has-type]  # set by load_middleware
-        self._middleware_chain = sync_to_async(self._sync_chain, thread_sensitive=True)
         self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -77,13 +76,7 @@ class SyncChainHandler(ASGIHandler):
         if request is None:
             response = refused  # 400 or 413: the request could not be made
         else:
-            set_urlconf(settings.ROOT_URLCONF)
-            response = self._sync_chain(request)
-            response._resource_closers.append(request.close)
-            if response.status_code >= 400:
-                log_response(
-                    "%s: %s", response.reason_phrase, request.path, response=response, request=request
-                )
+            response = self.get_response(request)  # Django's: the urlconf, the chain, the error log
             response._handler_class = self.__class__  # as Django's handler sets it
             if isinstance(response, FileResponse):
                 response.block_size = self.chunk_size
