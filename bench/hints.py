@@ -109,6 +109,9 @@ def served() -> None:
 
     global client
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
+    # The stack's sessions weighed equal (load.py's AUTOGROUP_NICE): on an idle stack the weights
+    # change nothing, and beside a busy test suite they would leave the hints lane no CPU.
+    os.environ.setdefault("LOAD_AUTOGROUP_NICE", "0")
     spec = importlib.util.spec_from_file_location("hearts_bench_load", Path(__file__).with_name("load.py"))
     assert spec is not None and spec.loader is not None
     load = importlib.util.module_from_spec(spec)

@@ -1,5 +1,6 @@
 """Load and faults on a production-like stack: uvicorn (2 workers), a Celery worker per lane
-(clocks, people, bots at a lower CPU priority, webhooks, push) and beat, a PostgreSQL and a Redis of
+(clocks, people, bots at a lower CPU priority, webhooks, push, hints at the lowest), an advice
+replica (uvicorn for the hint requests, at the lowest too) and beat, a PostgreSQL and a Redis of
 its own, all on loopback. Many tables at once, half with a scripted person playing through REST (some
 following the table's event stream, some polling the table with their phone's Web Push subscription
 registered, some absent, so clocks run out), half bots only (the flood of the bot lane), and a few
@@ -13,6 +14,7 @@ acted on without the Redis clock set.
     python bench/load.py                      # 200 tables, faults on (several minutes)
     python bench/load.py --tables 16 --check  # the CI size: exit 1 if an invariant fails
     python bench/load.py --capacity           # more person tables until play p99 passes 250 ms
+    python bench/load.py --target 100 --hints 20  # people asking 20 hints a second, games outlasting the run
 
 Needs PostgreSQL's server programs (initdb, postgres: its own cluster in a scratch directory, on a
 free port, so restarting it disturbs nothing else; as root it runs them as the `postgres` user)
@@ -61,10 +63,24 @@ os.chdir(ROOT)  # Celery puts the working directory on sys.path: it must not be 
 DB_NAME = "hearts_load"
 # The lanes' workers (docs/operations.md#lanes): name, queue, concurrency, how its CPU is weighed.
 NICE = ["nice", "-n", "10"]  # the bot lane: a tenth of the others' weight
-# The hints lane (docs/hints.md) runs only on a core nothing else wants (Linux's SCHED_IDLE): at
-# 40 person tables, twenty strong hints a second under `nice -n 10` still raised the people's play
-# p99 from 37-92 ms to 87-132 ms; under SCHED_IDLE 59-73 ms (issue 39, bench/README.md).
+# The hints lane (docs/hints.md) runs only on a core nothing else wants (Linux's SCHED_IDLE).
 IDLE = ["chrt", "--idle", "0"]
+# Each process of the stack runs in a session of its own (Stack._start), and with the kernel's
+# autogroup on (Debian's default, /proc/sys/kernel/sched_autogroup_enabled) the scheduler shares
+# the CPU between sessions first, each session weighing as much as any other whatever its
+# processes' nice or policy: until stop 49 the bot lane's `nice` and the hints lane's SCHED_IDLE
+# did nothing against the web or PostgreSQL (a SCHED_IDLE busy loop in a session of its own took
+# a third of two saturated cores beside two normal ones). So the session itself is weighed too
+# (/proc/<pid>/autogroup, as `renice` does a process): what compose's `cpu_shares` and
+# Kubernetes's CPU requests do for a container. LOAD_AUTOGROUP_NICE=0 leaves the sessions equal.
+AUTOGROUP_NICE = {tuple(NICE): 10, tuple(IDLE): 19}
+WEIGH_SESSIONS = os.environ.get("LOAD_AUTOGROUP_NICE", "1") != "0"
+# The advice replica (deploy/nginx.conf's `hearts_advice`, compose's `advice`): a web process of its
+# own for the hint and hand review requests, on what the people's web leaves (weighed as the hints
+# lane): a hint request costs the web about twice a play's CPU (stop 48). LOAD_ADVICE_REPLICA=0
+# sends them to the people's web instead, as before stop 49.
+ADVICE_REPLICA = os.environ.get("LOAD_ADVICE_REPLICA", "1") != "0"
+ASGI_APP = "hearts_service.asgi:application"
 LANES: list[tuple[str, str, int, list[str]]] = [
     ("clocks", "clocks", 2, []),
     ("people", "people", 2, []),
@@ -104,6 +120,7 @@ class Stack:
     pg_port: int = field(default_factory=_free_port)
     redis_port: int = field(default_factory=_free_port)
     web_port: int = field(default_factory=_free_port)
+    advice_port: int = field(default_factory=_free_port)
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     sessions: dict[int, str] = field(default_factory=dict)  # session id -> name, restarted ones too
     env: dict[str, str] = field(default_factory=dict)
@@ -137,6 +154,11 @@ class Stack:
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.web_port}"
+
+    @property
+    def advice_base(self) -> str:
+        """Where the hint requests go: the advice replica, as deploy/nginx.conf routes them."""
+        return f"http://127.0.0.1:{self.advice_port}" if ADVICE_REPLICA else self.base
 
     @property
     def db_url(self) -> str:
@@ -187,6 +209,10 @@ class Stack:
             cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         self.sessions[self.procs[name].pid] = name
+        nice = next((n for prefix, n in AUTOGROUP_NICE.items() if tuple(cmd[: len(prefix)]) == prefix), None)
+        if nice is not None and WEIGH_SESSIONS:  # the new session's weight (see AUTOGROUP_NICE)
+            with contextlib.suppress(OSError):  # no autogroup: the process's own weight is what counts
+                Path(f"/proc/{self.procs[name].pid}/autogroup").write_text(str(nice))
 
     def start_redis(self) -> None:
         self._start(
@@ -245,10 +271,13 @@ class Stack:
         self.start_redis()
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
-        uvicorn = [python, "-m", "uvicorn", "hearts_service.asgi:application", "--workers", "2"]
-        self._start(
-            "web", [*uvicorn, "--port", str(self.web_port), "--lifespan", "off", "--log-level", "warning"]
-        )
+        uvicorn = [python, "-m", "uvicorn", ASGI_APP, "--workers", "2"]
+        served = ["--lifespan", "off", "--log-level", "warning"]
+        self._start("web", [*uvicorn, "--port", str(self.web_port), *served])
+        if ADVICE_REPLICA:  # one process: its requests mostly wait for the hints lane
+            self._start(
+                "advice", [*IDLE, python, "-m", "uvicorn", ASGI_APP, "--port", str(self.advice_port), *served]
+            )
         for lane in LANES:
             self.start_worker(*lane)
         schedule = str(self.workdir / "beat-schedule")
@@ -302,7 +331,7 @@ class Stack:
 
 
 # Where the CPU goes (issue 37): each process of the stack by kind, the client too.
-CPU_KINDS = ["web", *(lane[0] for lane in LANES), "beat", "postgres", "redis", "webpush", "client"]
+CPU_KINDS = ["web", "advice", *(lane[0] for lane in LANES), "beat", "postgres", "redis", "webpush", "client"]
 SAMPLE_SECONDS = 0.5  # how often CpuMeter reads /proc: a process that dies loses at most this much
 
 
@@ -745,6 +774,7 @@ class HintBudget:
 
     def __init__(self) -> None:
         self.rate, self.tokens, self.at = 0.0, 0.0, time.monotonic()
+        self.base = ""  # where the hint requests go (Stack.advice_base); "": the client's own base
 
     def take(self) -> bool:
         if self.rate <= 0:
@@ -759,6 +789,10 @@ class HintBudget:
 
 
 HINTS = HintBudget()
+# A person waits this long for a hint, then acts without it (a client shows the hint when it comes);
+# the service answers within its HINT_THINK_MS (2 s) unless its replica is starved of CPU, and a
+# person held longer would act less often, lightening the load the run compares.
+HINT_PATIENCE = 3.0
 
 
 async def _hint(client: httpx.AsyncClient, p: Person, f: Figures) -> None:
@@ -766,8 +800,10 @@ async def _hint(client: httpx.AsyncClient, p: Person, f: Figures) -> None:
     on would before acting: its time, whatever the answer, and the answer's status or code."""
     start = time.perf_counter()
     try:
-        r = await client.get(f"/api/v1/tables/{p.table}/hint", params={"level": "strong"}, headers=p.auth)
-    except httpx.HTTPError:
+        url = f"{HINTS.base}/api/v1/tables/{p.table}/hint"
+        r = await client.get(url, params={"level": "strong"}, headers=p.auth, timeout=HINT_PATIENCE)
+    except httpx.HTTPError:  # not answered within HINT_PATIENCE (or the connection failed)
+        f.hint_ms.append((time.perf_counter() - start) * 1000)
         f.hint_answers["no_answer"] += 1
         return
     f.hint_ms.append((time.perf_counter() - start) * 1000)
@@ -928,16 +964,17 @@ async def create_tables(
     bots: int,
     tag: str,
     target: int = 50,
+    person_target: int | None = None,
 ) -> tuple[list[int], list[Person]]:
     """`people` tables with one person and three bots, `bots` tables of bots only, playing to
-    `target` points. Absent people at random (ABSENT_SHARE); of the others, every 1/POCKET_SHARE-th
-    has no stream (`pocket`)."""
+    `target` points (the person tables to `person_target`, when given). Absent people at random
+    (ABSENT_SHARE); of the others, every 1/POCKET_SHARE-th has no stream (`pocket`)."""
     ids, persons = [], []
     present = 0
     for i in range(people + bots):
         human = i < people
         body = {
-            "options": {"target_score": target},
+            "options": {"target_score": (person_target or target) if human else target},
             "bots": {str(s): "basic" for s in range(1 if human else 0, 4)},
             "clocks": {"pass": 10, "play": 5, "moon": 5},
             "hints": human,  # with or without --hints, the same tables (only the asking differs)
@@ -1050,12 +1087,12 @@ CLIENT_PROCESSES = 3
 
 
 def _play_share(
-    base: str, webpush_url: str, persons: list[Person], until: float, hints: float
+    base: str, webpush_url: str, persons: list[Person], until: float, hints: tuple[float, str]
 ) -> tuple[Figures, list[list[tuple[float, float]]]]:
     """In a client process: these people play (each acting one, as `seat_people` would) until
     their tables finish or `until` (monotonic, the same clock in every process); their figures,
     and each one's stream spans."""
-    HINTS.rate = hints
+    HINTS.rate, HINTS.base = hints
 
     async def main() -> Figures:
         f = Figures()
@@ -1100,7 +1137,15 @@ async def play_elsewhere(
     loop = asyncio.get_running_loop()
     rate = HINTS.rate / CLIENT_PROCESSES
     futures = [
-        loop.run_in_executor(pool, _play_share, stack.base, stack.webpush_url, share, until, rate)
+        loop.run_in_executor(
+            pool,
+            _play_share,
+            stack.base,
+            stack.webpush_url,
+            share,
+            until,
+            (rate, stack.advice_base),
+        )
         for share in (acting[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES))
     ]
     pool.shutdown(wait=False)
@@ -1136,12 +1181,16 @@ async def run(
     correspondence: int,
     meter: CpuMeter,
     profile: str | None = None,
+    person_target: int | None = None,
 ) -> tuple[Figures, list[int], list[Person], list[Person], float]:
     f = Figures()
     app_auth = {"Authorization": f"Bearer {stack.app_key()}"}
     fake = WebPushControl(stack.webpush_url)
     async with _client(stack, tables) as client, fake.http:
-        ids, persons = await create_tables(client, app_auth, f, tables // 2, tables - tables // 2, "")
+        half = tables // 2
+        ids, persons = await create_tables(
+            client, app_auth, f, half, tables - half, "", person_target=person_target
+        )
         corr = await create_correspondence(client, app_auth, f, correspondence)
         await register_devices(client, fake, persons + corr, f)
         before = await asyncio.to_thread(_actions, ids)
@@ -1372,7 +1421,7 @@ def load(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
     stack.start_webpush()
     with_faults = not args.no_faults
     f, ids, persons, corr, elapsed = asyncio.run(
-        run(stack, args.tables, duration, with_faults, args.correspondence, meter, args.profile)
+        run(stack, args.tables, duration, with_faults, args.correspondence, meter, args.profile, args.target)
     )
     people_ids = [p.table for p in persons]
     result = verify(ids)
@@ -1706,6 +1755,14 @@ def main() -> int:
     parser.add_argument("--absent", type=float, default=0.1, help="share of people who never act")
     parser.add_argument("--duration", type=float, default=0, help="seconds before checking (default by size)")
     parser.add_argument("--no-faults", action="store_true")
+    parser.add_argument(
+        "--target",
+        type=int,
+        default=None,
+        help="the person tables' game length in points (default 50, as the bot-only tables'): with 100"
+        " no game ends within 180 s, so runs that differ in the people's pace (--hints) meet the same"
+        " faults with as many plays",
+    )
     parser.add_argument(
         "--correspondence", type=int, default=4, help="tables with 3-hour clocks, due after the Redis restart"
     )

@@ -55,16 +55,26 @@ def nginx_binary() -> str:
     return str(found)
 
 
-def nginx_config(prefix: Path, *, listen: str, servers: list[str]) -> Path:
-    """deploy/nginx.conf with the same directives, made runnable outside compose: the upstream's
-    `server web:8000 ...` line becomes one line per address in `servers` (same parameters, but
-    `resolve`, which only names re-resolve and Debian's nginx 1.22 lacks), `listen 8080` becomes
-    `listen`, and every path under /tmp moves under `prefix` (written there as nginx.conf)."""
+def nginx_config(prefix: Path, *, listen: str, servers: list[str], advice: list[str] | None = None) -> Path:
+    """deploy/nginx.conf with the same directives, made runnable outside compose: each upstream line
+    `server web:8000 ...` becomes one line per address in `servers`, and `server advice:8000 ...`
+    one per address in `advice` (by default `servers`), with the same parameters but `resolve`
+    (which only names re-resolve and Debian's nginx 1.22 lacks); `listen 8080` becomes `listen`,
+    and every path under /tmp moves under `prefix` (written there as nginx.conf)."""
     text = NGINX_CONF.read_text()
-    [(indent, params)] = re.findall(r"^( *)server web:8000 ([^;]*);$", text, flags=re.MULTILINE)
-    kept = " ".join(p for p in params.split() if p != "resolve")
-    lines = "\n".join(f"{indent}server {address} {kept};" for address in servers)
-    text = re.sub(r"^( *)server web:8000 [^;]*;$", lambda _: lines, text, flags=re.MULTILINE)
+    addresses = {"web": servers, "advice": servers if advice is None else advice}
+
+    def one_per_address(line: re.Match[str]) -> str:
+        indent, name, params = line.groups()
+        kept = " ".join(p for p in params.split() if p != "resolve")
+        return "\n".join(
+            f"{indent}server {address} {kept};".replace(" ;", ";") for address in addresses[name]
+        )
+
+    text, upstreams = re.subn(
+        r"^( *)server (web|advice):8000 ([^;]*);$", one_per_address, text, flags=re.MULTILINE
+    )
+    assert upstreams == 3  # web's, advice's and web's again as advice's backup
     text, listens = re.subn(r"^( *)listen 8080;$", rf"\1listen {listen};", text, flags=re.MULTILINE)
     assert listens == 1
     text = text.replace("/tmp/", f"{prefix}/")
@@ -269,13 +279,13 @@ def compose_services() -> dict[str, Any]:
 def test_compose_services_migrate_once_then_run_web_worker_and_one_beat() -> None:
     services = compose_services()
     lanes = [f"worker-{lane}" for lane in jobs.LANES]
-    assert set(services) == {"postgres", "redis", "migrate", "web", "proxy", *lanes, "beat"}
+    assert set(services) == {"postgres", "redis", "migrate", "web", "advice", "proxy", *lanes, "beat"}
     assert "pg_isready" in str(services["postgres"]["healthcheck"]["test"])
     assert any("/var/lib/postgresql/data" in volume for volume in services["postgres"]["volumes"])
     assert "ping" in str(services["redis"]["healthcheck"]["test"])
     assert command_text(services["migrate"]) == "python manage.py migrate --noinput"
     assert services["migrate"]["restart"] == "no"
-    for name in ("web", *lanes, "beat"):
+    for name in ("web", "advice", *lanes, "beat"):
         service = services[name]
         assert service["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
         assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
@@ -336,6 +346,7 @@ def test_k8s_every_pod_runs_as_non_root_with_read_only_root_and_limits() -> None
     workloads = [d for d in k8s_documents() if d["kind"] in ("Deployment", "Job")]
     assert {d["metadata"]["name"] for d in workloads} == {
         "hearts-web",
+        "hearts-advice",
         *(f"hearts-worker-{lane}" for lane in jobs.LANES),
         "hearts-beat",
         "hearts-migrate",
@@ -361,7 +372,12 @@ def test_k8s_migrations_run_only_in_the_job_and_the_others_wait_for_them() -> No
     job = k8s("Job", "hearts-migrate")
     [container] = job["spec"]["template"]["spec"]["containers"]
     assert container["command"] == ["python", "manage.py", "migrate", "--noinput"]
-    for name in ("hearts-web", *(f"hearts-worker-{lane}" for lane in jobs.LANES), "hearts-beat"):
+    for name in (
+        "hearts-web",
+        "hearts-advice",
+        *(f"hearts-worker-{lane}" for lane in jobs.LANES),
+        "hearts-beat",
+    ):
         doc = k8s("Deployment", name)
         [init] = doc["spec"]["template"]["spec"]["initContainers"]
         assert "migrate --check" in command_text(init)  # waits; never applies
@@ -439,11 +455,24 @@ def test_nginx_config_balances_every_replica_and_passes_websockets_and_streams()
     # Round-robin: no directive that pins a client to one replica.
     for pinning in ("ip_hash", "hash ", "sticky", "least_conn", "random"):
         assert not any(d.startswith(pinning) for d in directives), pinning
-    servers = [d for d in directives if d.startswith("server web:")]
-    assert servers == ["server web:8000 resolve max_fails=1 fail_timeout=5s;"]  # every replica, re-resolved
+    servers = [d for d in directives if d.startswith("server ") and ":8000 " in d]
+    assert servers == [
+        "server web:8000 resolve max_fails=1 fail_timeout=5s;",  # every replica, re-resolved
+        "server advice:8000 resolve max_fails=1 fail_timeout=5s;",  # every advice replica
+        "server web:8000 resolve backup;",  # ... and the web's while none answers
+    ]
     assert "resolver 127.0.0.11 valid=10s ipv6=off;" in directives  # Docker's DNS
     assert "zone hearts_web 64k;" in directives  # one rotation for all nginx workers
-    assert "proxy_pass http://hearts_web;" in directives
+    assert "zone hearts_advice 64k;" in directives
+    # The hint and review requests to the advice replicas (docs/hints.md), the rest to the web's.
+    text = NGINX_CONF.read_text()
+    advised = re.search(r"location ~ (\S+) \{\s*proxy_pass http://hearts_advice;\s*\}", text)
+    assert advised is not None
+    for path in ("/api/v1/tables/12/hint", "/api/v1/tables/12/hands/3/review", "/api/v1/tables/1/hint/"):
+        assert re.match(advised[1], path), path
+    for path in ("/api/v1/tables/12/actions", "/api/v1/tables/12", "/api/v1/tables/12/hints/x", "/graphql/"):
+        assert not re.match(advised[1], path), path
+    assert re.search(r"location / \{\s*proxy_pass http://hearts_web;\s*\}", text)
     assert "listen 8080;" in directives
     for needed in (
         "proxy_http_version 1.1;",
@@ -477,6 +506,11 @@ def test_compose_runs_several_web_replicas_behind_the_proxy() -> None:
     assert proxy["read_only"] is True and proxy["cap_drop"] == ["ALL"] and proxy["tmpfs"] == ["/tmp"]
     assert proxy["user"].split(":")[0] not in ("0", "root")
     assert "deploy" not in proxy or proxy["deploy"].get("replicas", 1) == 1
+    # The advice replicas (hints, reviews: nginx.conf's hearts_advice): the same web, on spare CPU.
+    advice = services["advice"]
+    assert "command" not in advice and advice["expose"] == ["8000"] and advice["env_file"] == ".env"
+    assert advice["healthcheck"] == web["healthcheck"] and "ports" not in advice
+    assert advice["cpu_shares"] <= services["worker-hints"]["cpu_shares"] < 1024
 
 
 def test_k8s_runs_several_web_pods_behind_an_ingress_without_affinity() -> None:
@@ -506,6 +540,43 @@ def test_k8s_runs_several_web_pods_behind_an_ingress_without_affinity() -> None:
     assert path["backend"]["service"] == {"name": "hearts-web", "port": {"name": "http"}}
     assert rule["host"] in k8s("ConfigMap", "hearts-config")["data"]["ALLOWED_HOSTS"].split(",")
     assert [rule["host"]] == ingress["spec"]["tls"][0]["hosts"]
+
+
+def test_k8s_sends_hints_and_reviews_to_the_advice_pods_and_to_the_web_pods_without_them() -> None:
+    """The Ingress `hearts-advice` takes exactly nginx.conf's advice paths (a hint, a review) to
+    the advice pods, on the same host and settings as `hearts-web`, and to the web pods while no
+    advice pod is ready; the advice pods are the web's container on the least CPU request."""
+    web, advice = k8s("Ingress", "hearts-web"), k8s("Ingress", "hearts-advice")
+    prefix = "nginx.ingress.kubernetes.io/"
+    annotations = advice["metadata"]["annotations"]
+    assert annotations[prefix + "use-regex"] == "true"
+    assert annotations[prefix + "default-backend"] == "hearts-web"
+    assert web["metadata"]["annotations"].items() <= annotations.items()
+    assert advice["spec"]["tls"] == web["spec"]["tls"]
+    [rule] = advice["spec"]["rules"]
+    assert rule["host"] == web["spec"]["rules"][0]["host"]
+    [path] = rule["http"]["paths"]
+    assert path["pathType"] == "ImplementationSpecific"
+    assert path["backend"]["service"] == {"name": "hearts-advice", "port": {"name": "http"}}
+    [nginx_path] = re.findall(r"location ~ (\S+) \{", NGINX_CONF.read_text())
+    assert path["path"] == nginx_path.lstrip("^")
+    pods = {
+        name: k8s("Deployment", name)["spec"]["template"]["spec"] for name in ("hearts-web", "hearts-advice")
+    }
+    [web_container], [advice_container] = (
+        pods["hearts-web"]["containers"],
+        pods["hearts-advice"]["containers"],
+    )
+    assert {k: v for k, v in advice_container.items() if k not in ("name", "resources")} == {
+        k: v for k, v in web_container.items() if k not in ("name", "resources")
+    }
+    cpu = advice_container["resources"]["requests"]["cpu"]
+    assert cpu.endswith("m") and int(cpu[:-1]) < 50  # below every other pod's request
+    service = k8s("Service", "hearts-advice")
+    assert (
+        service["spec"]["selector"].items()
+        <= k8s("Deployment", "hearts-advice")["spec"]["template"]["metadata"]["labels"].items()
+    )
 
 
 # -- production settings -----------------------------------------------------------------------

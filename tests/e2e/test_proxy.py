@@ -80,6 +80,10 @@ class Backend:
         route, post = r'(?=.*route="[^"]*/actions")', r'(?=.*method="POST")'
         return self.metric(r"^hearts_http_request_duration_seconds_count\{" + route + post)
 
+    def served(self, route: str) -> float:
+        """Requests this process answered whose route ends with `route`."""
+        return self.metric(r'^hearts_http_request_duration_seconds_count\{(?=.*route="[^"]*' + route + '")')
+
     def open_sockets(self) -> float:
         return self.metric(r'^hearts_graphql_sockets_total\{.*event="opened"') - self.metric(
             r'^hearts_graphql_sockets_total\{.*event="closed"'
@@ -94,6 +98,7 @@ class Cluster:
     backends: list[Backend]
     base: str  # the proxy
     nginx_log: Path
+    advice: Backend  # the advice replica: the hint and review requests (deploy/nginx.conf)
 
     def alive(self) -> list[Backend]:
         return [b for b in self.backends if b.proc.poll() is None]
@@ -101,8 +106,9 @@ class Cluster:
 
 @pytest.fixture
 def cluster(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[Cluster]:
-    """Three uvicorn processes (as the `web` fixture starts them: the test database and Redis) and
-    Debian's nginx in front of them with deploy/nginx.conf; all stopped at the end."""
+    """Three uvicorn processes (as the `web` fixture starts them: the test database and Redis), a
+    fourth as the advice replica, and Debian's nginx in front of them with deploy/nginx.conf; all
+    stopped at the end."""
     nginx = nginx_binary()
     env = {k: v for k, v in _test_db_env(redis_url).items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env.update(STREAM_POLL_SECONDS="30", STREAM_KEEPALIVE_SECONDS="1")  # deliveries through Redis only
@@ -113,7 +119,7 @@ def cluster(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[
     procs: list[subprocess.Popen[bytes]] = []
     backends = []
     try:
-        for i in range(3):
+        for i in range(4):
             port = _free_port()
             cmd = [sys.executable, "-m", "uvicorn", "hearts_service.asgi:application", "--port", str(port)]
             cmd += ["--lifespan", "off", "--proxy-headers", *WS_FLAGS]  # as the image runs it
@@ -123,15 +129,18 @@ def cluster(redis_url: str, tmp_path: Path, transactional_db: None) -> Iterator[
         prefix = tmp_path / "nginx"
         prefix.mkdir()
         listen = _free_port()
+        advice = backends.pop()
         servers = [f"127.0.0.1:{b.port}" for b in backends]
-        conf = nginx_config(prefix, listen=f"127.0.0.1:{listen}", servers=servers)
+        conf = nginx_config(
+            prefix, listen=f"127.0.0.1:{listen}", servers=servers, advice=[f"127.0.0.1:{advice.port}"]
+        )
         log = tmp_path / "nginx.log"
         command = [nginx, "-p", str(prefix), "-c", str(conf), "-e", "stderr", "-g", "daemon off;"]
         procs.append(_spawn(command, env, log))
         base = f"http://127.0.0.1:{listen}"
-        for url in [b.url for b in backends] + [base]:
+        for url in [b.url for b in [*backends, advice]] + [base]:
             _until(lambda u=url: _answers(u), 30, f"{url} answering: {_logs(tmp_path)}")
-        yield Cluster(backends, base, log)
+        yield Cluster(backends, base, log, advice)
     finally:
         _stop(procs, graceful=False)  # nothing to keep: open streams would hold a graceful stop 10 s
 
@@ -443,3 +452,32 @@ def test_a_follower_through_the_proxy_gets_every_move_and_resumes_exactly_when_i
     assert not BAD_GATEWAYS, BAD_GATEWAYS  # the proxy sent every request to a live process
     assert any(m["type"] == "hand_scored" for m in logged)  # the whole hand, across the kill
     print(f"\n{kind}: events lost / repeated at resume: {lost} / {repeated} ({len(got_ids)} events)")
+
+
+def test_hints_and_reviews_go_to_the_advice_replica_and_to_the_web_when_it_is_down(cluster: Cluster) -> None:
+    """deploy/nginx.conf sends a seat's hint and a hand's review (REST) to the advice upstream and
+    everything else to the web replicas; with no advice replica answering, the web replicas serve
+    them (the upstream's `backup`), so a hint is never refused for the proxy's sake."""
+    table, people = _table_of_four(cluster.base)
+    auth = people[0][1]
+    advised = {"/hint": f"/api/v1/tables/{table}/hint", "/review": f"/api/v1/tables/{table}/hands/1/review"}
+    before = {route: [b.served(route) for b in cluster.backends] for route in advised}
+    for path in advised.values():
+        for _ in range(4):  # more than the web replicas: round-robin would reach each of them
+            answer = httpx.get(cluster.base + path, headers=auth, timeout=10)
+            assert answer.status_code in (409, 422) and answer.json()["code"], answer.text
+    for route in advised:
+        assert cluster.advice.served(route) == 4, route
+        assert [b.served(route) for b in cluster.backends] == before[route], route
+    reads = [b.served("tables/<id:table_id>") for b in cluster.backends]
+    for _ in range(4):  # anything else: the web replicas only
+        assert httpx.get(f"{cluster.base}/api/v1/tables/{table}", headers=auth).status_code == 200
+    assert sum(b.served("tables/<id:table_id>") for b in cluster.backends) == sum(reads) + 4
+    assert cluster.advice.served("tables/<id:table_id>") == 0
+
+    os.killpg(cluster.advice.proc.pid, signal.SIGKILL)
+    cluster.advice.proc.wait()
+    web_before = sum(b.served("/hint") for b in cluster.backends)
+    answer = httpx.get(cluster.base + advised["/hint"], headers=auth, timeout=10)
+    assert answer.status_code == 422 and answer.json()["code"] == "hints_not_allowed", answer.text
+    assert sum(b.served("/hint") for b in cluster.backends) == web_before + 1
