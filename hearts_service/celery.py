@@ -79,6 +79,20 @@ def _connections_back(sender: Any = None, **_: Any) -> None:
         close_old_connections()
 
 
+@signals.task_retry.connect
+@signals.task_failure.connect
+def _renew_connections(
+    reason: BaseException | None = None, exception: BaseException | None = None, **_: Any
+) -> None:
+    """A task that failed for want of the database (retried, or out of retries): the pool's idle
+    connections are tested at once (hearts_service.outages.renew_connections)."""
+    from hearts_service import outages
+
+    failure = reason if reason is not None else exception
+    if failure is not None:
+        outages.renew_connections(failure)
+
+
 def _connect_task_signals() -> None:
     from hearts_service import observability
 

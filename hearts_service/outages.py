@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError
@@ -23,6 +25,39 @@ def unavailable_body(graphql: bool) -> dict[str, object]:
     if graphql:
         return {"data": None, "errors": [{"message": detail, "extensions": {"code": code}}]}
     return {"code": code, "detail": detail}
+
+
+# After a database restart every idle connection of a process's pool is broken, and each would fail
+# one request or task when handed out (the pool does not test a connection on checkout: that would
+# cost a round trip on every request). So the first failure makes the pool test its idle ones at
+# once (psycopg_pool's `check`: each broken one is replaced), at most once per RENEW_EVERY seconds per
+# process: the clock task retried after a restart then gets a working connection on its next try
+# instead of failing again on the next broken one (bench/load.py's timeout lag at the restart).
+RENEW_EVERY = 0.5
+_renewed = [0.0]
+_renew_lock = threading.Lock()
+
+
+def renew_connections(exception: BaseException) -> bool:
+    """After `exception`: when it says the database is unreachable, test the pool's idle connections
+    (replacing the broken ones); whether it did. Never raises."""
+    if not isinstance(exception, UNAVAILABLE):
+        return False
+    now = time.monotonic()
+    with _renew_lock:
+        if now - _renewed[0] < RENEW_EVERY:
+            return False
+        _renewed[0] = now
+    from django.db import connection
+
+    try:
+        pool = getattr(connection, "pool", None)  # PostgreSQL's backend with Django's psycopg pool only
+        if pool is None:
+            return False
+        pool.check()
+    except Exception as exc:  # the database is down: the pool reconnects on its own
+        log.info("pool check after %s: %s", type(exception).__name__, exc)
+    return True
 
 
 class DatabaseUnavailable:
@@ -49,6 +84,7 @@ class DatabaseUnavailable:
         if not isinstance(exception, UNAVAILABLE):
             return None
         log.warning("database unavailable: %s %s: %s", request.method, request.path, exception)
+        renew_connections(exception)
         graphql = request.path.rstrip("/") == "/graphql"
         response = JsonResponse(unavailable_body(graphql), status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)

@@ -135,9 +135,10 @@ X_FRAME_OPTIONS = "DENY"
 # most DB_POOL_TIMEOUT seconds for one, then gets a 503), and a connection goes back to the pool
 # at the end of each request, task or stream read. DB_POOL=false: one connection per thread,
 # kept CONN_MAX_AGE seconds (behind PgBouncer in transaction mode, for example). After a database
-# restart each broken pooled connection fails one request with a 503 and is replaced (no
-# check per checkout: that would cost a round trip on every request). These are PostgreSQL's
-# alone, but read (and so checked) on every database.
+# restart the first request or task to fail tests the pool's idle connections and replaces the
+# broken ones (hearts_service.outages.renew_connections; no check per checkout: that would cost a
+# round trip on every request). These are PostgreSQL's alone, but read (and so checked) on every
+# database.
 _DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", 5, minimum=1)
 _DB_POOL = env_bool("DB_POOL", default=True)
 _DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 2, minimum=0)

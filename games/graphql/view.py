@@ -328,7 +328,12 @@ class HeartsGraphQLView(GraphQLView):
         if limited and len(limited) == ran:  # the limit refused every operation: nothing ran
             retry = max(exc.retry_after for exc in limited)
             return body, 429, {"Retry-After": str(retry)}
-        if any(isinstance(e.original_error, outages.UNAVAILABLE) for e in result.errors):
+        down = next(
+            (e.original_error for e in result.errors if isinstance(e.original_error, outages.UNAVAILABLE)),
+            None,
+        )
+        if down is not None:
+            outages.renew_connections(down)
             return body, 503, {"Retry-After": str(outages.RETRY_AFTER_SECONDS)}
         return body, 200, {}
 

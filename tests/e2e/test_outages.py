@@ -54,3 +54,31 @@ def test_a_request_that_cannot_even_authenticate_gets_503(monkeypatch: pytest.Mo
         body = r.json()
         code = body["errors"][0]["extensions"]["code"] if "errors" in body else body["code"]
         assert code == "service_unavailable"
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_after_a_restart_the_first_failure_renews_every_broken_idle_connection_of_the_pool() -> None:
+    """A database restart breaks every idle pooled connection; without a check each would fail one
+    more request or task when handed out. The first failure tests them all (outages.renew_connections)."""
+    from django.db import connection
+
+    from hearts_service import outages
+
+    pool = connection.pool
+    assert pool is not None  # the production settings: Django's psycopg pool
+    pool.wait()
+    held = [pool.getconn() for _ in range(3)]  # three connections, then back to the pool: idle
+    pids = [c.info.backend_pid for c in held]
+    for c in held:
+        pool.putconn(c)
+    with connection.cursor() as cursor:  # what a restart does to them (another connection: this one's)
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [pids])
+    outages._renewed[0] = 0.0  # no renewal lately in this process
+    assert outages.renew_connections(OperationalError("terminating connection due to administrator command"))
+    for _ in range(3):  # each connection handed out now works at once
+        with pool.connection(timeout=5) as c:
+            assert c.execute("SELECT 1").fetchone() == (1,)
+    assert pool.get_stats().get("connections_lost", 0) >= 1
+    assert not outages.renew_connections(OperationalError("again"))  # at most once per RENEW_EVERY
+    assert not outages.renew_connections(ValueError("not the database"))
