@@ -21,6 +21,7 @@ from games.models import Table
 from games.services import exports as data_exports
 from games.services import hints, review
 from games.services.record import has_people
+from hearts_service.health import published_at
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +49,16 @@ CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more was lost
 # bot-only table has nobody waiting on each move, so its task plays longer and costs fewer
 # queue round trips per move. Eager runs (one process) play the whole hand at once.
 MOVES_PER_TASK = {jobs.PEOPLE_QUEUE: 8, jobs.BOTS_QUEUE: 26}
-# The sweep queues a table's bot task again at most once per version and this many seconds: on a
-# busy lane a task can wait in its queue for longer than BOT_GRACE without being lost, and a
-# duplicate queued every second behind it would only make the queue longer (under load the people
-# lane once drowned in such duplicates: thousands of tasks that found their version gone).
+# The sweep queues a table's bot task again at most once per version and this many seconds, and
+# never while that task may still be waiting in its queue (`_waiting_since`): on a busy lane a task
+# can wait for longer than BOT_GRACE without being lost, and a duplicate queued behind it would only
+# make the queue longer (past capacity the people lane drowned in such duplicates: at 320 tables of
+# bench/load.py, 2,363 of its 5,446 tasks found their version gone).
 REQUEUE_SECONDS = {jobs.PEOPLE_QUEUE: 10, jobs.BOTS_QUEUE: 30}
+# A task is published when its table's transaction has committed, a few milliseconds after the
+# table's `updated_at`; a table changed later than this before the oldest waiting task's
+# publication may still have its task in the queue.
+PUBLISH_MARGIN = dt.timedelta(seconds=1)
 
 
 @shared_task(name="games.play_bots", bind=True, **RELIABLE)
@@ -96,7 +102,8 @@ def enforce_clock(table_id: int, version: int | None) -> int:
 def sweep(limit: int = 500, inline: bool = False) -> int:
     """The safety net for lost messages (a Redis restart, a worker killed before it queued the
     next task): every clock overdue by more than CLOCK_GRACE, and every bot move owed for longer
-    than BOT_GRACE, gets a task again (acted on here with `inline`, as the embedded worker does).
+    than BOT_GRACE whose task is not still waiting in its queue, gets a task again (acted on here
+    with `inline`, as the embedded worker does).
     On-time clocks are left to their ETA tasks, so the sweep does not compete with them. The
     correspondence reminders that came due are recorded here, each in a short transaction: their
     time is in the database only (Table.reminder_at), so nothing else would find them."""
@@ -107,8 +114,9 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         Q(deadline__lte=now - CLOCK_GRACE) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE)
     )
     found = 0
-    rows = due.values_list("pk", "version", "deadline", "app_id", "seating")[:limit]
-    for table_id, version, deadline, app_id, seating in rows:
+    rows = list(due.values_list("pk", "version", "deadline", "app_id", "seating", "updated_at")[:limit])
+    waiting = {} if inline else _waiting_since()
+    for table_id, version, deadline, app_id, seating, updated_at in rows:
         overdue = deadline is not None and deadline <= now
         if inline:
             run = services.clock_expired if overdue else services.bots_play
@@ -118,6 +126,9 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
             enforce_clock.delay(table_id, version)
         else:
             lane = jobs.lane_of(people=has_people(seating), app_id=app_id or 0)
+            oldest = waiting.get(lane)
+            if oldest is not None and updated_at > oldest - PUBLISH_MARGIN:
+                continue  # its task may still be in the queue, behind the oldest one waiting
             if not _first_requeue(table_id, version, REQUEUE_SECONDS[jobs.lane_kind(lane)]):
                 continue  # queued again lately: that task is still waiting its turn
             play_bots.apply_async((table_id, version), queue=lane)
@@ -131,6 +142,26 @@ def sweep(limit: int = 500, inline: bool = False) -> int:
         if _first_in("tournament-set-ups", SET_UP_SWEEP_SECONDS):  # a set-up task lost or killed
             found += services.tournaments.resume_set_ups()
     return found + services.remind_due(now=now)  # correspondence reminders come due (recorded here)
+
+
+def _waiting_since() -> dict[str, dt.datetime]:
+    """When the oldest task still waiting in each bot task queue (people, and the bot lane's
+    sub-queues) was published, for the queues that hold one: a table's task published since then
+    is waiting its turn, not lost. One Redis round trip (the tail of each list,
+    hearts_service.health); nothing when Redis cannot say (the sweep then requeues as before)."""
+    client = notify.shared_redis()
+    if client is None:
+        return {}
+    names = [jobs.PEOPLE_QUEUE, *jobs.bot_queues()]
+    try:
+        with client.pipeline(transaction=False) as pipe:
+            for name in names:
+                pipe.lindex(name, -1)
+            tails = pipe.execute()
+    except redis.RedisError:
+        return {}
+    stamps = {name: published_at(tail) for name, tail in zip(names, tails, strict=True)}
+    return {name: dt.datetime.fromtimestamp(at, dt.UTC) for name, at in stamps.items() if at is not None}
 
 
 def _first_requeue(table_id: int, version: int, seconds: int) -> bool:

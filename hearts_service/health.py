@@ -38,7 +38,7 @@ def queues() -> list[tuple[str, str]]:
     return named + [(q, jobs.BOTS_QUEUE) for q in jobs.bot_queues()]
 
 
-def _published_at(message: bytes | None) -> float | None:
+def published_at(message: bytes | None) -> float | None:
     """The publication time stamped on a queued message (None: no message, or no stamp)."""
     if message is None:
         return None
@@ -87,7 +87,7 @@ class Dependencies(Collector):
         now = time.time()
         up.add_metric([], 1.0)
         for n, (queue, lane) in enumerate(named):
-            length, oldest = int(answers[2 * n]), _published_at(answers[2 * n + 1])
+            length, oldest = int(answers[2 * n]), published_at(answers[2 * n + 1])
             depth.add_metric([queue, lane], float(length))
             age.add_metric([queue, lane], max(0.0, now - oldest) if length and oldest is not None else 0.0)
         yield from (up, depth, age)

@@ -19,13 +19,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from games.engine import GAME_OVER, MOON, PASSING, State
+from games.engine import GAME_OVER, State
 from games.infra import jobs, presence
 from games.models import PushDevice, PushMessage, Table
 from games.prepared import Prepared, PreparedInsert
 from hearts_service import tracing
 
-PHASE_OF = {PASSING: "pass", MOON: "moon"}  # otherwise "play"
+# A turn's word in its text, by the table's status (which follows the game's phase); otherwise "play".
+PHASE_OF_STATUS: dict[str, str] = {Table.Status.PASSING: "pass", Table.Status.MOON_CHOICE: "moon"}
 # Whether a player has a device, per process for CACHE_SECONDS: a move where a person is to act
 # costs no query for players without one (most of them). A device registered elsewhere is seen
 # within that time; one registered in this process at once (`forget`).
@@ -67,8 +68,11 @@ def turn_key(table_id: int, state: State, seat: int) -> str:
     return f"turn:{table_id}:{state.hand_no}:{state.phase}:{len(state.tricks)}:{seat}"
 
 
-def phase_word(state: State) -> str:
-    return PHASE_OF.get(state.phase, "play")
+def phase_word(table: Table | None) -> str:
+    """The word of the turn a table's seat is told of: from its status, no game state parsed."""
+    if table is None or table.state is None:
+        return "play"
+    return PHASE_OF_STATUS.get(table.status, "play")
 
 
 def turns(table: Table, state: State) -> None:
@@ -189,6 +193,11 @@ def _record(
         return
     # Recorded already (a pass that leaves other seats to pass records each turn again): nothing
     # more, and no task for it. The unique constraint still holds against a racing transaction.
+    if len(rows) == 1:  # the common case (one device): the insert itself says whether it was new
+        if _INSERT(rows):
+            ids = [str(rows[0].uuid)]
+            transaction.on_commit(lambda: queue(ids, countdown=delay))
+        return
     if len(rows) <= KNOWN_ONE_BY_ONE:
         known = {(r.device_id, r.key) for r in rows if _RECORDED(r.device_id, r.key)}
     else:

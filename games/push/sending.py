@@ -153,7 +153,7 @@ def attempt(message_id: str, *, now: dt.datetime | None = None) -> str:
         table=table.pk if table is not None else 0,
         language=texts.language_of(player.language, device.language),
         message=str(row.uuid),
-        phase=_phase(table),
+        phase=recording.phase_word(table),
         name=_name_for(row),
         deadline=table.deadline if table is not None else None,
         now=now,
@@ -168,12 +168,6 @@ def attempt(message_id: str, *, now: dt.datetime | None = None) -> str:
         out = Outcome("retry", error=f"{type(exc).__name__}")
     done = now + dt.timedelta(seconds=time.monotonic() - started)
     return _record_result(row, claim, device, out, done)
-
-
-def _phase(table: Table | None) -> str:
-    if table is None or table.state is None:
-        return "play"
-    return recording.phase_word(state_from_dict(table.state))
 
 
 def _name_for(row: PushMessage) -> str:

@@ -4,16 +4,22 @@ transaction per run of bot moves, stale and duplicate tasks, timeouts, away and 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import time
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+import redis
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from games import services, tasks
 from games.engine import state_from_dict
+from games.infra import notify
 from games.models import Move, Player, Table
 from games.services import record
+from hearts_service.observability import PUBLISHED_HEADER
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks fire, as in production
 
@@ -147,6 +153,38 @@ def test_the_sweep_acts_on_a_clock_whose_task_was_lost() -> None:
     assert tasks.sweep() == 1  # queued a clock task again (run at once here: tasks are eager in tests)
     assert Table.objects.get(pk=table_id).version > version
     assert tasks.sweep() == 0
+
+
+def test_the_sweep_leaves_a_bot_task_that_may_still_be_waiting_in_its_queue(
+    redis_url: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past capacity a table's task waits in the people queue for longer than BOT_GRACE: the sweep
+    queues it again only once the oldest task still waiting there was published after the table's
+    move came due (so its own task has left the queue: taken, or lost with a worker)."""
+    url = urlunsplit(urlsplit(redis_url)._replace(path="/11"))  # a database no other test uses
+    broker = redis.Redis.from_url(url)
+    broker.flushdb()
+    settings.REDIS_URL = url
+    monkeypatch.setattr(notify, "_clients", {})
+    table_id, _ = _person_and_bots()
+    owed = timezone.now() - dt.timedelta(seconds=5)  # a bot move owed for 5 s, its task not yet run
+    Table.objects.filter(pk=table_id).update(bot_turn=True, updated_at=owed, deadline=None)
+    version = Table.objects.get(pk=table_id).version
+    sent: list[tuple[Any, str]] = []
+    monkeypatch.setattr(tasks.play_bots, "apply_async", lambda args, queue: sent.append((args, queue)))
+
+    def oldest_waiting(seconds_ago: float) -> None:  # a task in the queue as kombu keeps it (a list)
+        broker.delete("people")
+        broker.lpush("people", json.dumps({"headers": {PUBLISHED_HEADER: time.time() - seconds_ago}}))
+
+    oldest_waiting(10)  # published before the move came due: the table's task may be behind it
+    assert tasks.sweep() == 0 and sent == []
+    oldest_waiting(1)  # published 4 s after: the table's task has left the queue
+    assert tasks.sweep() == 1 and sent == [((table_id, version), "people")]
+    assert tasks.sweep() == 0  # once per version and REQUEUE_SECONDS
+    broker.delete("people", f"hearts:requeued:{table_id}:{version}")
+    assert tasks.sweep() == 1  # an empty queue holds no task: queued again
+    broker.flushdb()
 
 
 def test_reading_a_table_whose_clock_ran_out_acts_first() -> None:
