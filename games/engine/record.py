@@ -46,14 +46,22 @@ class HandRecord(Lazy):
     card `i` of a trick was played by seat `(leader + i) % players`.
     """
 
-    __slots__ = ("compact",)
+    __slots__ = ("_json", "compact")
 
-    def __init__(self, compact: tuple[Any, ...]) -> None:
+    def __init__(self, compact: tuple[Any, ...], stored: list[Any] | None = None) -> None:
         super().__init__(_render, compact)
         self.compact = compact
+        self._json = stored  # its JSON form, kept: a record never changes once the hand is over
 
     def to_json(self) -> list[Any]:
-        """Lossless compact JSON form (masks as hex strings) for storing the state."""
+        """Lossless compact JSON form (masks as hex strings) for storing the state. Made once per
+        record and shared by every state saved after (a state is saved after each move, and a
+        long game's history has dozens of hands): treat it as read-only."""
+        if self._json is None:
+            self._json = self._to_json()
+        return self._json
+
+    def _to_json(self) -> list[Any]:
         game_seed, hand, dealer, direction, offset, dealt, widow, passes, tricks, taken, moon, row, totals = (
             self.compact[:13]
         )
@@ -95,7 +103,8 @@ class HandRecord(Lazy):
                 list(row),
                 list(totals),
                 _table(data),
-            )
+            ),
+            data,
         )
 
     def __eq__(self, other: object) -> bool:

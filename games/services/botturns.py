@@ -126,7 +126,7 @@ def _decide_unlocked(table: Table, state: State) -> Decided | None:
     shared = tournaments.shared_rng(table)
     rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
     with metrics.bot_decision(level):
-        action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))
+        action = action_from_dict(decide(view(state, seat, history=False), level, rng, think_ms=think))
     return Decided(seat, action, None if shared is None else tournaments.rng_state(shared))
 
 
@@ -198,7 +198,7 @@ def _answer(table: Table, state: State, answer: extbots.Answer, moves: list[Move
     if action is None:
         rng = random.Random(f"{table.seed}/{table.version}/{seat}")
         with metrics.bot_decision("basic"):
-            action = action_from_dict(decide(view(state, seat), "basic", rng))
+            action = action_from_dict(decide(view(state, seat, history=False), "basic", rng))
         events = [public("bot_fallback", seat=seat, reason=reason), *state.push(seat, action)]
     if answer.endpoint_id is not None:
         extbots.count(answer.endpoint_id, reason, error)

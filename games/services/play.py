@@ -25,6 +25,7 @@ from games.engine import (
     State,
     action_from_dict,
     state_from_dict,
+    state_to_dict,
     view,
 )
 from games.errors import ServiceError
@@ -252,11 +253,14 @@ def advance(
     `record.write`)."""
 
     shared = tournaments.shared_rng(table)
+    staged = len(moves)
     try:
         return _advance(table, state, moves, timed_out, first_events, limit, bots, one_card, shared)
     finally:
         if shared is not None:  # the stream goes on where these moves left it
             table.bot_rng = tournaments.rng_state(shared)
+        if len(moves) > staged:  # the state as these moves left it, serialised once for them all
+            table.state = state_to_dict(state)
 
 
 def _advance(
@@ -294,7 +298,9 @@ def _advance(
                 rng = shared or random.Random(f"{table.seed}/{table.version}/{seat}")
                 with metrics.bot_decision(level):
                     think = bot_timing.think_ms(table)
-                    action = action_from_dict(decide(view(state, seat), level, rng, think_ms=think))
+                    action = action_from_dict(
+                        decide(view(state, seat, history=False), level, rng, think_ms=think)
+                    )
             events = state.push(seat, action)
             if seat in timed_out:
                 events = [public("turn_timed_out", seat=seat, deadline=missed), *events]
@@ -304,6 +310,6 @@ def _advance(
             metrics.action_applied(KIND_OF_ACTION[type(action)], "timeout" if seat in timed_out else "bot")
             if seat in timed_out:
                 metrics.timeout(KIND_OF_ACTION[type(action)])
-            store_state(table, state, before)
+            store_state(table, state, before, serialize=False)  # advance serialises it once
         timed_out = set()  # a timeout acts once; seats marked away go on through plays_itself
     return caused

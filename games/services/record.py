@@ -6,6 +6,8 @@ the commit, the wake-ups and tasks."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any, cast
@@ -116,33 +118,49 @@ def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = No
     """Write the staged moves and the table row (`fields` of it, or all). On PostgreSQL one
     statement does both (the moves are an INSERT in its WITH clause): a play costs one round trip
     and no SQL compiling for them, which is most of what a play costs beyond a bare row update.
-    Elsewhere (SQLite) the ORM writes them in turn."""
+    The moves go in as one JSON document (`jsonb_to_recordset`), so the statement's text is the
+    same for one move or a bot task's twenty-six, and psycopg converts it once per process (a
+    VALUES row per move made every multi-move write a new, uncached statement, and adapting each
+    value on its own cost more than the moves' one `json.dumps`). Elsewhere (SQLite) the ORM writes
+    them in turn."""
     if connection.vendor != "postgresql" or not moves:
         Move.objects.bulk_create(moves)
         table.save(update_fields=fields)
         return
-    columns = [f for f in Table._meta.concrete_fields if not f.primary_key]
-    if fields is not None:
-        columns = [Table._meta.get_field(name) for name in fields]  # type: ignore[misc]
-    move_columns = [f for f in Move._meta.concrete_fields if not f.primary_key]
-    quote = connection.ops.quote_name
-    params: list[Any] = []
-    rows = []
-    for move in moves:
-        rows.append("(" + ", ".join(["%s"] * len(move_columns)) + ")")
-        params += [f.get_db_prep_save(f.pre_save(move, True), connection) for f in move_columns]
+    columns: list[Any] = _ALL_TABLE_COLUMNS if fields is None else [Table._meta.get_field(n) for n in fields]
+    params: list[Any] = [json.dumps([_move_row(move) for move in moves])]
     params += [f.get_db_prep_save(f.pre_save(table, False), connection) for f in columns]
     params.append(table.pk)
-    names = ", ".join(quote(str(f.column)) for f in move_columns)
-    sets = ", ".join(f"{quote(str(f.column))} = %s" for f in columns)
-    sql = (
-        f"WITH moved AS (INSERT INTO {quote(Move._meta.db_table)} ({names}) VALUES {', '.join(rows)}) "
-        f"UPDATE {quote(Table._meta.db_table)} SET {sets} WHERE {quote(str(Table._meta.pk.column))} = %s"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_write_sql(tuple(f.column for f in columns)), params)
         if cursor.rowcount != 1:
             raise Table.DoesNotExist(f"table {table.pk} is gone")
+
+
+_ALL_TABLE_COLUMNS: list[Any] = [f for f in Table._meta.concrete_fields if not f.primary_key]
+_MOVE_COLUMNS: list[Any] = [f for f in Move._meta.concrete_fields if not f.primary_key]
+
+
+def _move_row(move: Move) -> dict[str, Any]:
+    """A move's columns for `jsonb_to_recordset`: times as ISO text, JSON as it is."""
+    row = {}
+    for field in _MOVE_COLUMNS:
+        value = field.pre_save(move, True)
+        row[field.column] = value.isoformat() if isinstance(value, dt.datetime) else value
+    return row
+
+
+@functools.cache
+def _write_sql(table_columns: tuple[str, ...]) -> str:
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(str(f.column)) for f in _MOVE_COLUMNS)
+    typed = ", ".join(f"{quote(str(f.column))} {f.db_type(connection)}" for f in _MOVE_COLUMNS)
+    sets = ", ".join(f"{quote(column)} = %s" for column in table_columns)
+    return (
+        f"WITH moved AS (INSERT INTO {quote(Move._meta.db_table)} ({names}) "
+        f"SELECT {names} FROM jsonb_to_recordset(%s::jsonb) AS m({typed})) "
+        f"UPDATE {quote(Table._meta.db_table)} SET {sets} WHERE {quote(str(Table._meta.pk.column))} = %s"
+    )
 
 
 def seated(table: Table, seats: list[Seat]) -> None:
@@ -177,11 +195,15 @@ def start_if_full(table: Table, seats: list[Seat], announce: Iterable[Event] = (
     store_state(table, state, (None, state.hand_no - 1, 0))  # a table may start past hand 1
 
 
-def store_state(table: Table, state: State, before: tuple[str | None, int, int]) -> None:
+def store_state(
+    table: Table, state: State, before: tuple[str | None, int, int], *, serialize: bool = True
+) -> None:
     """Save the engine state; keep the hand and scoresheet tables and the turn deadline in step
-    with it. Only a new hand or a newly scored one costs queries beyond the table row and the move."""
+    with it. Only a new hand or a newly scored one costs queries beyond the table row and the move.
+    With `serialize` False the caller sets `table.state` itself, once after a run of moves."""
     phase_before, dealt_before, scored_before = before
-    table.state = state_to_dict(state)
+    if serialize:
+        table.state = state_to_dict(state)
     table.status = _STATUS_OF_PHASE[state.phase]
     table.hand_number = state.hand_no
     for row in state.sheet[scored_before:]:
