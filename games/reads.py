@@ -287,7 +287,14 @@ def table_row(table_id: int) -> Table | None:
     return _TABLE_ROW.first(table_id)
 
 
+def table_head(table_id: int) -> Table | None:
+    """A table by id without its engine state (`state` is deferred: reading it costs a query):
+    what a bot task checks before it locks the table, when its seats need no decision made first."""
+    return _TABLE_HEAD.first(table_id)
+
+
 _TABLE_ROW = Prepared(lambda pk: Table.objects.filter(pk=pk)[:1], [int])
+_TABLE_HEAD = Prepared(lambda pk: Table.objects.filter(pk=pk).defer("state")[:1], [int])
 # visible_tables(principal).filter(pk=...), compiled once (games.prepared): every read of a table
 # runs it, and compiling it was a tenth of the web's CPU under load (issue 37).
 _GUEST_TABLE = Prepared(lambda pk: Table.objects.filter(app__isnull=True, pk=pk)[:1], [int])

@@ -14,12 +14,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 import games.records.archive as archive
-from games import push, reads, records, services, webhooks
+from games import push, records, services, webhooks
 from games.errors import ServiceError
 from games.infra import jobs, notify, pressure
 from games.models import Table
+from games.services import botturns, hints, review
 from games.services import exports as data_exports
-from games.services import hints, review
 from games.services.record import has_people
 from hearts_service.health import published_at
 
@@ -67,21 +67,24 @@ def play_bots(self: Task, table_id: int, version: int) -> int:
     try:
         queue = str((self.request.delivery_info or {}).get("routing_key") or jobs.PEOPLE_QUEUE)
         eager = self.request.is_eager  # one process: play (and ask brought bots) on to the end
-        if not eager and jobs.lane_kind(queue) == jobs.BOTS_QUEUE and _moved_lately(table_id):
-            pressure.yield_to_people()  # a bot-only table waits while people's work queues
+        first = None
+        if not eager and jobs.lane_kind(queue) == jobs.BOTS_QUEUE:
+            first = botturns.first_read(table_id)
+            if _moved_lately(first) and pressure.yield_to_people() > 0:
+                first = None  # a bot-only table waited while people's work queued: read it again
         limit = None if eager else MOVES_PER_TASK[jobs.lane_kind(queue)]
-        out = services.bots_play(table_id=table_id, version=version, limit=limit, asks=None if eager else 1)
+        asks = None if eager else 1
+        out = services.bots_play(table_id=table_id, version=version, limit=limit, asks=asks, first=first)
     except ServiceError as exc:  # the table is gone (deleted): nothing is owed
         log.info("play_bots for table %s: %s", table_id, exc.code)
         return 0
     return 0 if out.table is None else out.table.version - version
 
 
-def _moved_lately(table_id: int) -> bool:
+def _moved_lately(row: Table | None) -> bool:
     """Whether the table moved within BOT_GRACE: only then may its task yield to people's work, so
     that under a long overload a bot-only table still moves every few seconds (yielding before
     every task starved a flood's tables for more than 20 s in bench/load.py's 200-table run)."""
-    row = reads.table_row(table_id)
     return row is not None and timezone.now() - row.updated_at < BOT_GRACE
 
 

@@ -29,7 +29,7 @@ from games.infra import jobs, metrics
 from games.models import Move, Table
 from games.services import tournaments
 from games.services.common import UNSCOPED, Outcome, locked
-from games.services.play import TASK_THINKING_MS, advance
+from games.services.play import BOT_FIELDS, TASK_THINKING_MS, advance
 from games.services.record import (
     KIND_OF_ACTION,
     has_people,
@@ -59,7 +59,12 @@ def external_to_act(table: Table, state: State) -> list[int]:
 
 
 def bots_play(
-    *, table_id: int, version: int, limit: int | None = None, asks: int | None = ASKS_PER_TASK
+    *,
+    table_id: int,
+    version: int,
+    limit: int | None = None,
+    asks: int | None = ASKS_PER_TASK,
+    first: Table | None = None,
 ) -> Outcome:
     """Every move owed by bots and seats marked away, as long as only they are to act, up to
     `limit` moves and `asks` rounds of asking brought bots (None: no limit); then, if moves are
@@ -67,13 +72,14 @@ def bots_play(
     entry in the log). A task queued for another version (stale, or delivered twice) does nothing.
     At a paced table (`bot_timing.pace_ms`) a task stops before a second card: the commit queues
     the next one after the pace. With a thinking time, a task makes at most as many moves as fit
-    in TASK_THINKING_MS (far below its time limit)."""
+    in TASK_THINKING_MS (far below its time limit). `first` is the table as `first_read` just
+    read it (the caller looked at it already)."""
     made, rounds, caused = 0, 0, []
     last: Table | None = None
     more = False
-    table = reads.table_row(table_id)  # no lock: read before asking
+    table = first if first is not None and first.pk == table_id else first_read(table_id)  # no lock
     while True:
-        if table is None or table.version != version or not table.bot_turn or table.state is None:
+        if table is None or table.version != version or not table.bot_turn:
             break
         think = bot_timing.think_ms(table)
         most = limit if think is None or limit is None else min(limit, max(1, TASK_THINKING_MS // think))
@@ -81,16 +87,20 @@ def bots_play(
             more = True
             break
         paced = bot_timing.pace_ms(table) > 0
-        state = state_from_dict(table.state)
         answers: dict[int, extbots.Answer] = {}
-        asking = external_to_act(table, state)
-        if asking:
-            if asks is not None and rounds >= asks:
-                more = True
+        decided = None
+        if decides_first(table):  # brought or thinking bots: asked, or decided, before the lock
+            if table.state is None:
                 break
-            answers = extbots.ask(table, state, asking)  # outside any transaction
-            rounds += 1
-        decided = None if asking else _decide_unlocked(table, state)
+            state = state_from_dict(table.state)
+            asking = external_to_act(table, state)
+            if asking:
+                if asks is not None and rounds >= asks:
+                    more = True
+                    break
+                answers = extbots.ask(table, state, asking)  # outside any transaction
+                rounds += 1
+            decided = None if asking else _decide_unlocked(table, state)
         out, moved = _step(table_id, version, answers, None if most is None else most - made, paced, decided)
         if out.table is None or not moved:
             break
@@ -107,6 +117,23 @@ def bots_play(
 
 
 THINKING = ("strong", "expert")  # levels whose decision takes long enough to be made unlocked
+
+
+def decides_first(table: Table) -> bool:
+    """Whether a move at this table may need deciding before the lock: a brought bot to ask, a
+    level that thinks, or a thinking time. Otherwise every bot move is made in the transaction,
+    and the task needs nothing of the table before it locks it but its version and turn."""
+    if bot_timing.think_ms(table) is not None:
+        return True
+    levels = [str(s["bot"]) for s in table.seating if s["bot"]]
+    return any(level in THINKING or extbots.is_external(level) for level in levels)
+
+
+def first_read(table_id: int) -> Table | None:
+    """The table as a bot task first reads it, without a lock: without its engine state (a long
+    game's is several kilobytes of JSON) when `decides_first` says nothing needs it."""
+    head = reads.table_head(table_id)
+    return reads.table_row(table_id) if head is not None and decides_first(head) else head
 
 
 def _decide_unlocked(table: Table, state: State) -> Decided | None:
@@ -167,7 +194,7 @@ def _step(
             store_state(table, state, before)
             if decided.rng is not None:
                 table.bot_rng = decided.rng
-            write(table, moves)
+            write(table, moves, BOT_FIELDS)
             schedule(table, bots=paced)
             return Outcome(table, events, state=state), 1
         for seat in sorted(answers):
@@ -176,7 +203,7 @@ def _step(
         if not (paced and moves):
             rest = None if limit is None else max(limit - len(moves), 0)
             events += advance(table, state, moves, limit=rest, one_card=paced)
-        write(table, moves)
+        write(table, moves, BOT_FIELDS)
         out = Outcome(table, events, state=state)
         schedule(table, bots=paced)
         return out, len(moves)

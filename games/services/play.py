@@ -67,6 +67,7 @@ _PLAY_FIELDS = [
     "updated_at",
     "finished_at",
 ]
+BOT_FIELDS = [*_PLAY_FIELDS, "bot_rng"]  # what bot moves change on the table row (a tournament's stream)
 
 
 def action_submit(
