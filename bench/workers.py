@@ -1,4 +1,4 @@
-"""Workers: full-stack bot games against engine-only games, and how late timed-out seats are acted on."""
+"""Workers: full-stack bot games against the engine alone, one bot move's CPU, timed-out seats' lag."""
 
 from __future__ import annotations
 
@@ -95,6 +95,51 @@ def wait_finished(ids: list[int], seconds: float) -> None:
         time.sleep(0.2)
 
 
+def engine_move_cpu_us(games: int) -> float:
+    """CPU microseconds per move of the `basic` bots on the bare engine: each decision on the seat's
+    view without past hands, as the service's bots decide (the baseline of `bot_move_cpu_us`)."""
+    moves, start = 0, time.process_time()
+    for g in range(games):
+        state = State.new_game(Options.from_dict(OPTIONS), f"engine-move-{g}")
+        rng = random.Random(g)
+        while state.phase != GAME_OVER:
+            for seat in state.to_act():
+                state.push(seat, action_from_dict(decide(view(state, seat, history=False), "basic", rng)))
+                moves += 1
+    return (time.process_time() - start) / moves * 1e6
+
+
+def _backend_cpu() -> float | None:
+    """This connection's PostgreSQL backend's CPU seconds, when its process is on this machine."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def service_move_cpu_us(games: int) -> tuple[float, float | None]:
+    """CPU microseconds per move of bot-only tables played through `services.bots_play` in this
+    process, as a bot-lane task plays them (26 moves a task at most): this process's, and its
+    PostgreSQL backend's (None when that process is elsewhere). The tasks it queues go unrun."""
+    moves, start, backend = 0, time.process_time(), _backend_cpu()
+    for _ in range(games):
+        out = services.table_create(options=OPTIONS, bots=dict.fromkeys(range(4), "basic"), clocks=NO_CLOCKS)
+        assert out.table is not None
+        table_id, version = out.table.pk, out.table.version
+        while True:
+            played = services.bots_play(table_id=table_id, version=version, limit=26, asks=1).table
+            if played is None:
+                break
+            moves, version = moves + played.version - version, played.version
+    cpu = (time.process_time() - start) / moves * 1e6
+    after = _backend_cpu()
+    return cpu, None if backend is None or after is None else (after - backend) / moves * 1e6
+
+
 def full_stack_games_per_min(games: int) -> float:
     """Bot-only tables created through the services; one worker plays them (PostgreSQL, Redis)."""
     start = time.perf_counter()
@@ -144,6 +189,8 @@ def main() -> None:
         "SWEEP_SECONDS": "1",
     }
     app.conf.task_always_eager = False
+    engine_us = engine_move_cpu_us(GAMES)
+    move_us, move_pg_us = service_move_cpu_us(GAMES)
     app.control.purge()
     log_dir = Path(tempfile.mkdtemp(prefix="bench-workers-"))
     try:
@@ -164,6 +211,11 @@ def main() -> None:
     print(f"engine_games_per_min: {engine_rate:.1f}")
     print(f"full_stack_games_per_min: {full_rate:.1f}")
     print(f"full_stack_vs_engine_ratio: {full_rate / engine_rate:.3f}")
+    print(f"engine_move_cpu_us: {engine_us:.1f}")
+    print(f"bot_move_cpu_us: {move_us:.1f}")
+    print(f"bot_move_vs_engine_ratio: {move_us / engine_us:.2f}")
+    if move_pg_us is not None:
+        print(f"bot_move_postgres_cpu_us: {move_pg_us:.1f}")
     print(f"timeouts_measured: {len(lags)}")
     print(f"timeout_lag_p50_ms: {statistics.median(lags):.0f}")
     print(f"timeout_lag_p99_ms: {lags[min(len(lags) - 1, int(len(lags) * 0.99))]:.0f}")

@@ -20,7 +20,14 @@ FIGURES = {
     "api.py": ["play_ms", "bare_write_ms", "play_vs_bare_write_ratio", "queries_per_play"],
     "graphql.py": ["graphql_play_ms", "graphql_play_vs_bare_ratio", "graphql_queries_per_play"],
     "engine.py": ["random_hands_per_s_4p", "legal_actions_per_s"],
-    "workers.py": ["engine_games_per_min", "full_stack_games_per_min", "timeout_lag_p99_ms"],
+    "workers.py": [
+        "engine_games_per_min",
+        "full_stack_games_per_min",
+        "timeout_lag_p99_ms",
+        "engine_move_cpu_us",
+        "bot_move_cpu_us",
+        "bot_move_vs_engine_ratio",
+    ],
     "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
     "subscriptions.py": [
         "redis_connections",
