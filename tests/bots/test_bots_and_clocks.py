@@ -11,6 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
+from celery.exceptions import Retry
+from django.db import OperationalError
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -201,6 +203,36 @@ def test_a_clock_task_for_an_old_version_does_nothing() -> None:
     _overdue(table_id)
     assert services.clock_expired(table_id=table_id, version=table.version - 1).table is None
     assert tasks.enforce_clock(table_id, table.version) >= 1
+
+
+def test_a_clock_task_retries_every_quarter_second_through_an_outage_longer_than_other_tasks_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the database is down a clock's task is retried at a steady 0.25 s, not with the others'
+    doubling backoff (1, 2, 4, 8 s ... with jitter, 8 times at most): a deadline that passed during
+    a restart is acted on within a quarter second of the database's return, and its 20th retry is
+    still asked for where every other task's 9th is refused."""
+    table_id, _ = _person_and_bots()
+    table = Table.objects.get(pk=table_id)
+    _overdue(table_id)
+
+    def down(**_: Any) -> Any:
+        raise OperationalError("connection refused")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(services, "clock_expired", down)
+        patched.setattr(services, "bots_play", down)
+        for retries in (0, 20):  # (eager runs propagate: the retry is raised)
+            with pytest.raises(Retry) as asked:
+                tasks.enforce_clock.apply((table_id, table.version), retries=retries)
+            assert asked.value.when == tasks.CLOCK_RETRY_SECONDS == 0.25
+        with pytest.raises(Retry) as asked:
+            tasks.play_bots.apply((table_id, table.version), retries=0)
+        assert isinstance(asked.value.when, int | float) and asked.value.when <= 1  # 1 s at most, doubling
+        with pytest.raises(OperationalError):  # out of retries
+            tasks.play_bots.apply((table_id, table.version), retries=8)
+    assert tasks.enforce_clock.apply((table_id, table.version)).get() == 1  # the database is back
+    assert Move.objects.filter(table_id=table_id, position=0, kind="pass").exists()
 
 
 def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
