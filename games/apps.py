@@ -10,6 +10,9 @@ class GamesConfig(AppConfig):
     def ready(self) -> None:
         from games import embedded
         from games.push import credentials  # noqa: F401  (connects: an app's push keys go with it)
+        from hearts_service import outages
+
+        outages.pace_pool_reconnection()  # a pool reconnects within a quarter second of a restart
 
         if embedded.wanted():
             embedded.start()

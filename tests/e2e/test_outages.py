@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -82,3 +83,18 @@ def test_after_a_restart_the_first_failure_renews_every_broken_idle_connection_o
     assert pool.get_stats().get("connections_lost", 0) >= 1
     assert not outages.renew_connections(OperationalError("again"))  # at most once per RENEW_EVERY
     assert not outages.renew_connections(ValueError("not the database"))
+
+
+def test_the_pool_tries_to_reconnect_every_quarter_second_not_after_a_doubling_wait() -> None:
+    """psycopg_pool waits 1, 2, 4, 8 s ... between its attempts to replace a connection it could not
+    make; here every RECONNECT_EVERY (0.25 s, its own 10% jitter), so that a pool that lost its
+    connections in a restart has new ones within a quarter second of the database's return."""
+    from hearts_service import outages
+
+    attempt = outages.reconnection_attempt()(timeout=60.0)
+    delays = []
+    for _ in range(8):
+        attempt.update_delay(time.monotonic())
+        delays.append(attempt.delay)
+    assert outages.RECONNECT_EVERY == 0.25
+    assert all(0.2 <= delay <= 0.3 for delay in delays), delays
