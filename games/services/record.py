@@ -6,10 +6,9 @@ the commit, the wake-ups and tasks."""
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 from collections.abc import Iterable, Sequence
-from functools import partial
+from functools import cache, partial
 from typing import Any, cast
 
 from django.db import connection, transaction
@@ -150,7 +149,7 @@ def _move_row(move: Move) -> dict[str, Any]:
     return row
 
 
-@functools.cache
+@cache
 def _write_sql(table_columns: tuple[str, ...]) -> str:
     quote = connection.ops.quote_name
     names = ", ".join(quote(str(f.column)) for f in _MOVE_COLUMNS)
