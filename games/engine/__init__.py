@@ -7,7 +7,7 @@ from .errors import CODES, EngineError, IllegalAction, InvalidCard, InvalidOptio
 from .options import OPTION_SPECS, Options, describe_options
 from .serial import dumps, loads, state_from_dict, state_to_dict
 from .state import GAME_OVER, MOON, PASSING, PLAYING, Event, State, apply, new_game, replay
-from .view import view, visible_events
+from .view import legal_view, view, visible_events
 
 __all__ = [
     "ADD",
@@ -36,6 +36,7 @@ __all__ = [
     "describe_options",
     "dumps",
     "hand_seed",
+    "legal_view",
     "loads",
     "new_game",
     "new_seed",

@@ -65,7 +65,7 @@ def view(state: State, seat: int | None, *, history: bool = True) -> dict[str, A
         out["my_pass"] = {"to": (seat + off) % n, "cards": names(mine)} if mine else None
         got = state.received[seat] if state.phase != PASSING else 0
         out["received"] = {"from": (seat - off) % n, "cards": names(got)} if got else None
-        out["legal_actions"] = _legal_view(state, seat)
+        out["legal_actions"] = legal_view(state, seat)
     return out
 
 
@@ -94,8 +94,9 @@ def _widow_taker(state: State) -> int | None:
     return None
 
 
-def _legal_view(state: State, seat: int) -> dict[str, Any] | None:
-    """The seat's legal actions in wire form; a pass is described, not enumerated."""
+def legal_view(state: State, seat: int) -> dict[str, Any] | None:
+    """The seat's legal actions in wire form (`view`'s `legal_actions`); a pass is described, not
+    enumerated."""
     if state.phase == PASSING and not state.passes[seat]:
         return {"type": "pass", "count": 3, "from": names(state.hands[seat])}
     if state.phase == MOON and seat == state.shooter:

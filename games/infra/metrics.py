@@ -247,7 +247,8 @@ def bot_decision(level: str) -> Iterator[None]:
 
 
 def stream_read(kind: str) -> None:
-    """An event stream read the database (kind: shared, poll or viewer)."""
+    """An event stream read the database (kind: shared, poll or viewer), or took a change from its
+    wake-up instead of a shared read (kind: carried)."""
     STREAM_READS.labels(kind).inc()
 
 

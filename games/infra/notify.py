@@ -70,35 +70,42 @@ def shared_redis() -> redis.Redis | None:
 
 
 def publish(
-    table_id: int, version: int, player_ids: Iterable[int], *, clock: dt.datetime | bool | None = False
+    table_id: int,
+    version: int,
+    player_ids: Iterable[int],
+    *,
+    clock: dt.datetime | bool | None = False,
+    change: str | None = None,
 ) -> None:
     """Announce that `table_id` reached `version` on the table's channel and each seated player's,
     and (unless `clock` is False) set the table's turn clock to `clock` or clear it (None), in the
-    same round trip (games.infra.clocks). The message is only a wake-up: streams read what changed
-    from the database, so a lost message (Redis restarting) delays a stream by at most its poll
-    interval, and never loses or repeats an event; a lost clock is found by the sweep. Without
-    Redis (the embedded run: one process) the wake-up goes straight to this process's stream hubs
-    (`listen_here`), and the sweeping thread enforces clocks.
+    same round trip (games.infra.clocks). `change`: what the commit wrote (games.changes), carried
+    on the table's channel so that an up-to-date stream feed needs no read. The message is only a
+    wake-up: the move log is the truth, and a feed reads the database whenever the message lacks
+    the change or does not continue its last read; a lost message (Redis restarting) delays a
+    stream by at most its poll interval, and never loses or repeats an event; a lost clock is
+    found by the sweep. Without Redis (the embedded run: one process) the wake-up goes straight to
+    this process's stream hubs (`listen_here`), and the sweeping thread enforces clocks.
 
     The round trip is made by this process's publisher thread, in order, several commits' wake-ups
     in one pipeline when they queue up: the request that committed does not wait for Redis."""
     if not settings.REDIS_URL:
         players = frozenset(player_ids)
         for listener in list(_listeners):
-            listener(table_id, version, players)
+            listener(table_id, version, players, change)
         return
-    _outbox().put(
-        _Note(table_id, version, frozenset(player_ids), clock, tracing.traceparent() if tracing.ON else None)
-    )
+    trace = tracing.traceparent() if tracing.ON else None
+    _outbox().put(_Note(table_id, version, frozenset(player_ids), clock, trace, change))
 
 
 # Without Redis, the stream hubs of this process (one per event loop), called with each wake-up.
-_listeners: list[Callable[[int, int, frozenset[int]], None]] = []
+Listener = Callable[[int, int, frozenset[int], str | None], None]
+_listeners: list[Listener] = []
 
 
-def listen_here(listener: Callable[[int, int, frozenset[int]], None]) -> None:
-    """Without Redis: call `listener(table_id, version, player_ids)` with every wake-up this process
-    publishes (from the thread that committed: the listener hands it to its own loop)."""
+def listen_here(listener: Listener) -> None:
+    """Without Redis: call `listener(table_id, version, player_ids, change)` with every wake-up this
+    process publishes (from the thread that committed: the listener hands it to its own loop)."""
     _listeners.append(listener)
 
 
@@ -109,6 +116,7 @@ class _Note:
     players: frozenset[int]
     clock: dt.datetime | bool | None
     trace: str | None = None  # the committing span's W3C traceparent, with tracing on
+    change: str | None = None  # what the commit wrote (games.changes), for the table's channel
 
 
 class _Outbox:
@@ -175,9 +183,11 @@ def send(notes: Iterable[_Note]) -> None:
     try:
         with client.pipeline(transaction=False) as pipe:
             for note in notes:
-                # `<version>`, or `<version>;<traceparent>` with tracing on (games.live.fanout reads both)
+                # `<version>`, `<version>;<traceparent>` with tracing on, and `;<change>` after
+                # those two when the change is carried (games.live.fanout reads them all)
                 tail = f";{note.trace}" if note.trace else ""
-                pipe.publish(table_channel(note.table_id), f"{note.version}{tail}")
+                carried = f"{tail or ';'};{note.change}" if note.change else tail
+                pipe.publish(table_channel(note.table_id), f"{note.version}{carried}")
                 for player_id in note.players:
                     pipe.publish(player_channel(player_id), f"{note.table_id}:{note.version}{tail}")
                 if note.clock is not False:

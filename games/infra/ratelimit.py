@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 from django.conf import settings
@@ -188,10 +188,10 @@ def in_turn(principal: Principal, table_id: int) -> bool:
     )
     if row is None or row[1] is None:
         return False
-    seating, state = row
+    seating, state = row  # the state parsed (games.models.JSONText)
     seat = seat_of_player(seating, principal.player.pk)
     return (
-        seat is not None and state is not None and seat in state_from_dict(state).to_act()
+        seat is not None and state is not None and seat in state_from_dict(cast(Any, state)).to_act()
     )  # the engine says who acts
 
 

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from games import reads, services
 from games.accounts import Principal
+from games.engine import legal_view
 from games.errors import ServiceError
 from games.infra import metrics
 from games.live import fanout
 from hearts_service import tracing
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
+    from games.engine import State
     from games.models import Table
 
 log = logging.getLogger(__name__)
@@ -134,17 +136,34 @@ def _set_turn(batch: Batch, body: dict[str, Any], principal: Principal) -> None:
     game, seat = body["game"], body["your_seat"]
     if not game or seat is None or seat not in game["to_act"] or not game.get("legal_actions"):
         return
-    batch.turn_key = (game["hand_number"], game["phase"], len(game["tricks"]), len(game["trick"]))
+    turn = (game["hand_number"], game["phase"], len(game["tricks"]), len(game["trick"]))
+    _turn(batch, turn, seat, game["legal_actions"], body["deadline"])
+
+
+def _turn_of_seat(batch: Batch, state: State, seat: int) -> None:
+    """`_set_turn` for a seated viewer (never delayed) from the parsed state: the same event, without
+    rendering the whole table body (the engine's view, the spectators' count) for it."""
+    legal = legal_view(state, seat)
+    if seat not in state.to_act() or not legal:
+        return
+    turn = (state.hand_no, state.phase, len(state.tricks), len(state.trick))
+    _turn(batch, turn, seat, legal, reads.iso(batch.table.deadline))
+
+
+def _turn(
+    batch: Batch, turn: tuple[Any, ...], seat: int, legal: dict[str, Any], deadline: str | None
+) -> None:
+    batch.turn_key = turn
     batch.your_turn = {
         "type": "your_turn",
         "table": batch.table.pk,
         "seq": batch.table.version,
         "version": batch.table.version,
-        "hand": game["hand_number"],
-        "phase": game["phase"],
+        "hand": turn[0],
+        "phase": turn[1],
         "seat": seat,
-        "legal_actions": game["legal_actions"],
-        "deadline": body["deadline"],
+        "legal_actions": legal,
+        "deadline": deadline,
     }
 
 
@@ -177,8 +196,8 @@ def shared_batch(
     ]
     batch = Batch(table, events, Position(limit), more=False)
     state = read.state()
-    if seat is not None and state is not None and seat in state.to_act():
-        _set_turn(batch, reads.table_body(table, principal, state), principal)
+    if seat is not None and state is not None:  # a seated viewer: live, never delayed
+        _turn_of_seat(batch, state, seat)
     return batch
 
 

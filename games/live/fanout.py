@@ -9,6 +9,8 @@ moves once, in one worker thread, and wakes every stream following the table (ta
 the player streams that include it); each stream then redacts its own events from that shared read
 (games.reads.visible_events with its own seat) and builds its own `your_turn`. Wake-ups arriving
 while a read is in flight join it (or cause one more read when they announce a later version).
+A wake-up that carries its change (games.changes: the row and moves its commit wrote) is taken
+as that read when it continues the feed's last one, without a query or a thread.
 
 Nothing depends on Redis: the move log is the truth and a message only a wake-up. Every
 STREAM_POLL_SECONDS one query reads the versions of all followed tables (and the unfinished tables
@@ -39,7 +41,7 @@ from django.utils import timezone
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from games import reads, services
+from games import changes, reads, services
 from games.engine import state_from_dict
 from games.infra import metrics, notify, presence, spectators
 from hearts_service import tracing
@@ -185,9 +187,12 @@ class Feed:
         ):
             self.announce(None)  # delayed spectators are served from a shared read with the cut
 
-    def announce(self, version: int | None, origin: Any = None) -> None:
+    def announce(self, version: int | None, origin: Any = None, change: str | None = None) -> None:
         """The table reached `version` (None: unknown, read anyway): read it unless the last read
-        or the one in flight covers it. `origin`: the trace of the change (hearts_service.tracing)."""
+        or the one in flight covers it, or `change` (games.changes) continues the last read.
+        `origin`: the trace of the change (hearts_service.tracing)."""
+        if change is not None and version is not None and self._take(version, change, origin):
+            return
         if origin is not None:
             self.origin = origin
         if version is None:
@@ -198,6 +203,37 @@ class Feed:
             self.task = asyncio.get_running_loop().create_task(self._refresh())
         elif self.task is None:
             self.origin = None  # read already: no read of this feed belongs to that change
+
+    def _take(self, version: int, text: str, origin: Any) -> bool:
+        """Take a carried change as this feed's next read, if it continues the last read with
+        nothing in flight; False when the feed must read the database instead (or has nothing to
+        do): a change that skips moves, a table with a spectator delay (its cut is read with the
+        moves' times) or whose clock ran out (the read acts on it first), a message not understood."""
+        base = self.read
+        if self.task is not None or base is None or version <= base.version or base.cut is not None:
+            return False
+        try:
+            change = changes.decode(text)
+        except (ValueError, KeyError, TypeError):
+            log.warning("stream feed of table %s: carried change not understood", self.table_id)
+            return False
+        table = change.table
+        if (
+            table.pk != self.table_id
+            or change.first > base.version + 1
+            or table.spectator_delay
+            or (table.deadline is not None and table.deadline <= timezone.now())
+        ):
+            return False
+        metrics.stream_read("carried")
+        with tracing.fanout_span(self.table_id, origin or self.origin, len(self.viewers)) as traced:
+            moves = [m for m in change.moves if m.seq > base.version]
+            self.read = _merge(base, Got(table, moves, base.version + 1))
+        self.read.origin, self.origin = traced, None
+        self.announced = max(self.announced, version)
+        for event in self.viewers:
+            event.set()
+        return True
 
     def _behind(self) -> bool:
         return self.forced or self.read is None or self.announced > self.read.version
@@ -342,17 +378,17 @@ class Hub:
             notify.listen_here(self._wake_here)
         self.tasks.append(self.loop.create_task(self._poll()))
 
-    def _wake_here(self, table_id: int, version: int, players: frozenset[int]) -> None:
+    def _wake_here(self, table_id: int, version: int, players: frozenset[int], change: str | None) -> None:
         """A wake-up published by this process (no Redis), from the thread that committed."""
         with contextlib.suppress(RuntimeError):  # this hub's loop is closed: nothing to wake
-            self.loop.call_soon_threadsafe(self._news_here, table_id, version, players)
+            self.loop.call_soon_threadsafe(self._news_here, table_id, version, players, change)
 
-    def _news_here(self, table_id: int, version: int, players: frozenset[int]) -> None:
+    def _news_here(self, table_id: int, version: int, players: frozenset[int], change: str | None) -> None:
         # Called in a copy of the committing thread's context: its span is the change's.
         origin = tracing.capture()
         feed = self.feeds.get(table_id)
         if feed is not None:
-            feed.announce(version, origin)
+            feed.announce(version, origin, change)
         for player_id in players:
             self._player_news(player_id, table_id, version, origin)
 
@@ -491,7 +527,9 @@ class Hub:
         if kind != "message":
             return
         data = data.decode() if isinstance(data, bytes) else str(data)
-        data, _, trace = data.partition(";")  # `;<traceparent>` with tracing on (notify.send)
+        # `;<traceparent>` with tracing on, then `;<change>` when carried (notify.send)
+        data, _, rest = data.partition(";")
+        trace, _, change = rest.partition(";")
         origin = tracing.from_traceparent(trace) if trace else None
         tail = channel.rpartition(":")[2]
         try:
@@ -500,7 +538,7 @@ class Hub:
             if channel == notify.table_channel(int(tail)):
                 feed = self.feeds.get(int(tail))
                 if feed is not None:
-                    feed.announce(int(data), origin)
+                    feed.announce(int(data), origin, change or None)
             elif channel == notify.player_channel(int(tail)):
                 table, _, version = data.partition(":")
                 self._player_news(int(tail), int(table), int(version), origin)

@@ -77,36 +77,35 @@ def bots_play(
     made, rounds, caused = 0, 0, []
     last: Table | None = None
     more = False
-    table = first if first is not None and first.pk == table_id else first_read(table_id)  # no lock
+    # Unread (None): the first step locks the table straight away and moves if its bots all
+    # decide in the transaction (most tables), else it reads the table first (`first_read`).
+    table = first if first is not None and first.pk == table_id else None
+    unread = table is None
     while True:
-        if table is None or table.version != version or not table.bot_turn:
-            break
-        think = bot_timing.think_ms(table)
-        most = limit if think is None or limit is None else min(limit, max(1, TASK_THINKING_MS // think))
-        if most is not None and made >= most:
-            more = True
-            break
-        paced = bot_timing.pace_ms(table) > 0
-        answers: dict[int, extbots.Answer] = {}
-        decided = None
-        if decides_first(table):  # brought or thinking bots: asked, or decided, before the lock
-            if table.state is None:
+        if unread:
+            out, moved = _step(table_id, version, {}, limit, paced=None)
+            unread = False
+            if moved is None:  # a bot to ask or one that thinks: read the table, then decide
+                table = first_read(table_id)
+                continue
+        else:
+            if table is None or table.version != version or not table.bot_turn:
                 break
-            state = state_from_dict(table.state)
-            asking = external_to_act(table, state)
-            if asking:
-                if asks is not None and rounds >= asks:
-                    more = True
-                    break
-                answers = extbots.ask(table, state, asking)  # outside any transaction
-                rounds += 1
-            decided = None if asking else _decide_unlocked(table, state)
-        out, moved = _step(table_id, version, answers, None if most is None else most - made, paced, decided)
+            think = bot_timing.think_ms(table)
+            most = limit if think is None or limit is None else min(limit, max(1, TASK_THINKING_MS // think))
+            if most is not None and made >= most:
+                more = True
+                break
+            out, moved, asked = _decide_and_step(table, table_id, version, most, made, asks, rounds)
+            if moved is None:  # asked as often as a task may: the next task asks on
+                more = True
+                break
+            rounds += asked
         if out.table is None or not moved:
             break
         last, version, made = out.table, out.table.version, made + moved
         caused += out.events
-        if paced:  # the commit queued the next card after the pace
+        if bot_timing.pace_ms(last) > 0:  # the commit queued the next card after the pace
             break
         table = last  # as this task left it: a change since is refused by _step's version check
     if more and last is not None:
@@ -114,6 +113,32 @@ def bots_play(
             last.pk, last.version, jobs.lane_of(people=has_people(last.seating), app_id=last.app_id or 0)
         )
     return Outcome(last, caused)
+
+
+def _decide_and_step(
+    table: Table, table_id: int, version: int, most: int | None, made: int, asks: int | None, rounds: int
+) -> tuple[Outcome, int | None, int]:
+    """One step from the unlocked read `table`: brought bots asked and a thinking bot's move
+    decided before the lock, then `_step`. Answers the step's outcome and moves (None, and no
+    step, when the task has asked `asks` rounds already) and the rounds of asking it made."""
+    paced = bot_timing.pace_ms(table) > 0
+    answers: dict[int, extbots.Answer] = {}
+    decided = None
+    asked = 0
+    if decides_first(table):  # brought or thinking bots: asked, or decided, before the lock
+        if table.state is None:
+            return Outcome(None), 0, 0
+        state = state_from_dict(table.state)
+        asking = external_to_act(table, state)
+        if asking:
+            if asks is not None and rounds >= asks:
+                return Outcome(None), None, 0
+            answers = extbots.ask(table, state, asking)  # outside any transaction
+            asked = 1
+        decided = None if asking else _decide_unlocked(table, state)
+    rest = None if most is None else most - made
+    out, moved = _step(table_id, version, answers, rest, paced, decided)
+    return out, moved, asked
 
 
 THINKING = ("strong", "expert")  # levels whose decision takes long enough to be made unlocked
@@ -171,17 +196,23 @@ def _step(
     version: int,
     answers: dict[int, extbots.Answer],
     limit: int | None,
-    paced: bool,
+    paced: bool | None,
     decided: Decided | None = None,
-) -> tuple[Outcome, int]:
+) -> tuple[Outcome, int | None]:
     """One transaction: the brought bots' answers (or their fallbacks), then the built-in bots'
     moves after them (at a paced table, none after an answered card); or the one move `decided`
     before it. The wake-ups go out on commit; the next task is the caller's to queue, but for a
-    paced table's, queued after the pace."""
+    paced table's, queued after the pace. `paced` None: the table was not read before, so its pace
+    is taken from the locked row, and a table where a move may need deciding first
+    (`decides_first`) is left as it is, answering None moves: the caller reads it and decides."""
     with transaction.atomic():
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         if table.version != version or not table.bot_turn or table.state is None:
             return Outcome(None), 0
+        if paced is None:
+            if decides_first(table):
+                return Outcome(None), None
+            paced = bot_timing.pace_ms(table) > 0
         state = state_from_dict(table.state)
         moves: list[Move] = []
         events: list[Event] = []

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from games import bot_timing, push, webhooks
+from games import bot_timing, changes, push, webhooks
 from games.engine import (
     GAME_OVER,
     PASSING,
@@ -31,7 +31,7 @@ from games.engine import (
 )
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
-from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table
+from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table, compact_json
 from games.services import ratings
 
 _STATUS_OF_PHASE = {
@@ -127,13 +127,23 @@ def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = No
         table.save(update_fields=fields)
         return
     columns: list[Any] = _ALL_TABLE_COLUMNS if fields is None else [Table._meta.get_field(n) for n in fields]
-    params: list[Any] = [json.dumps([_move_row(move) for move in moves])]
-    params += [f.get_db_prep_save(f.pre_save(table, False), connection) for f in columns]
+    moves_json = json.dumps([_move_row(move) for move in moves])
+    state_json = None  # the state's JSON text, made once for the statement and the wake-up
+    params: list[Any] = [moves_json]
+    for f in columns:
+        value = f.pre_save(table, False)
+        if f.attname == "state":
+            value = state_json = None if value is None else compact_json(value)
+            params.append(value)
+        else:
+            params.append(f.get_db_prep_save(value, connection))
     params.append(table.pk)
     with connection.cursor() as cursor:
         cursor.execute(_write_sql(tuple(f.column for f in columns)), params)
         if cursor.rowcount != 1:
             raise Table.DoesNotExist(f"table {table.pk} is gone")
+    if fields is None or "state" in fields:  # the whole row is known: its wake-up carries it
+        table.carried = (table.version, changes.encode(table, moves[0].seq, moves_json, state_json))
 
 
 _ALL_TABLE_COLUMNS: list[Any] = [f for f in Table._meta.concrete_fields if not f.primary_key]
@@ -273,9 +283,14 @@ def schedule(table: Table | None, *, bots: bool = True) -> None:
     if table is None:
         return
     players = [s["player"] for s in table.seating if s["player"] is not None]
-    # The wake-ups and the turn clock (set, or cleared) in one Redis round trip.
+    # The wake-ups and the turn clock (set, or cleared) in one Redis round trip; the table's wake-up
+    # carries the change when `write` made it for this version (games.changes).
     clock = table.deadline if table.state is not None or table.match_key else False  # quick play waits
-    transaction.on_commit(partial(notify.publish, table.pk, table.version, players, clock=clock))
+    carried, table.carried = table.carried, None
+    change = carried[1] if carried is not None and carried[0] == table.version else None
+    transaction.on_commit(
+        partial(notify.publish, table.pk, table.version, players, clock=clock, change=change)
+    )
     if table.state is None:
         return
     table_id, version, bot_turn = table.pk, table.version, table.bot_turn

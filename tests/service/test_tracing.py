@@ -316,13 +316,16 @@ def test_a_stream_delivery_is_linked_to_the_change_that_produced_it(spans: InMem
     hub = fanout.Hub(asyncio.new_event_loop())
     announced: list[Any] = []
     feed = fanout.Feed(table_id)
-    feed.announce = lambda version, origin=None: announced.append((version, origin))  # type: ignore[method-assign]
+    feed.announce = lambda version, origin=None, change=None: announced.append((version, origin, change))  # type: ignore[method-assign]
     hub.feeds[table_id] = feed
     channel = notify.table_channel(table_id)
     hub._dispatch({"type": "message", "channel": channel, "data": f"{note.version};{note.trace}".encode()})
-    ((version, origin),) = announced
-    assert version == 7
-    assert trace.get_current_span(origin).get_span_context().span_id == commit.get_span_context().span_id
+    # and `<version>;<traceparent>;<change>` when the wake-up carries its change (games.changes)
+    hub._dispatch({"type": "message", "channel": channel, "data": f"8;{note.trace};{{}}".encode()})
+    (version, origin, change), (_, carried_origin, carried) = announced
+    assert (version, change, carried) == (7, None, "{}")
+    for span_of in (origin, carried_origin):
+        assert trace.get_current_span(span_of).get_span_context().span_id == commit.get_span_context().span_id
     hub.loop.close()
 
 

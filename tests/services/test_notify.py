@@ -20,6 +20,17 @@ def _on_database(url: str, db: int) -> str:
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
 
 
+def _heard(listener: Any, count: int) -> list[tuple[str, str]]:
+    """The first `count` messages (channel, data) the listener gets within 5 s."""
+    heard: list[tuple[str, str]] = []
+    deadline = time.monotonic() + 5
+    while len(heard) < count and time.monotonic() < deadline:
+        message = listener.get_message(timeout=0.2)
+        if message:
+            heard.append((message["channel"].decode(), message["data"].decode()))
+    return heard
+
+
 def test_two_databases_of_one_redis_server_never_wake_each_others_streams(
     redis_url: str, settings: Any
 ) -> None:
@@ -36,16 +47,25 @@ def test_two_databases_of_one_redis_server_never_wake_each_others_streams(
         notify.send([notify._Note(42, 5, frozenset({7}), clock=False)])
         settings.REDIS_URL = mine
         notify.send([notify._Note(42, 6, frozenset({7}), clock=False)])
-        heard: list[tuple[str, str]] = []
-        deadline = time.monotonic() + 5
-        while len(heard) < 2 and time.monotonic() < deadline:
-            message = listener.get_message(timeout=0.2)
-            if message:
-                heard.append((message["channel"].decode(), message["data"].decode()))
+        heard = _heard(listener, 2)
         time.sleep(0.2)  # anything from the other database would have arrived by now
         while message := listener.get_message(timeout=0.1):
             heard.append((message["channel"].decode(), message["data"].decode()))
         assert heard == [(my_table, "6"), (my_player, "42:6")]
+    finally:
+        listener.close()
+
+
+def test_a_carried_change_goes_on_the_tables_channel_only(redis_url: str, settings: Any) -> None:
+    """`<version>;;<change>` on the table's channel (no traceparent: tracing off); the player's
+    channel says only which table moved."""
+    settings.REDIS_URL = _on_database(redis_url, 8)
+    listener = redis.Redis.from_url(settings.REDIS_URL).pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(notify.table_channel(43), notify.player_channel(8))
+    try:
+        notify.send([notify._Note(43, 9, frozenset({8}), clock=False, change='{"v":9}')])
+        heard = _heard(listener, 2)
+        assert heard == [(notify.table_channel(43), '9;;{"v":9}'), (notify.player_channel(8), "43:9")]
     finally:
         listener.close()
 
