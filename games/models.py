@@ -15,10 +15,10 @@ def compact_json(value: Any) -> str:
 
 class JSONText(models.JSONField):
     """JSON kept as plain text, not PostgreSQL's jsonb: for a table's engine state, written whole
-    after every change and never queried inside. jsonb parses and compresses what it stores: a
-    4 KB state cost PostgreSQL 0.42 ms of CPU to write as jsonb, 0.2 ms as text, and 87 against
-    47 µs to read (bench/README.md, stop 53). The value is a Python object, as a JSONField's; the
-    column holds its compact JSON text (JSONField's reading parses it)."""
+    after every change and never queried inside. jsonb parses and compresses what it stores:
+    writing a state of a few kilobytes costs PostgreSQL about twice the CPU as jsonb as it does as
+    text (bench/state_column.py). The value is a Python object, as a JSONField's; the column holds
+    its compact JSON text (JSONField's reading parses it)."""
 
     def db_type(self, connection: Any) -> str:
         return "text"

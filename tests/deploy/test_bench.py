@@ -51,6 +51,7 @@ FIGURES = {
         "request_sync_chain_vs_django_chain_ratio",
     ],
     "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
+    "state_column.py": ["state_bytes", "jsonb_write_us", "text_write_us", "text_vs_jsonb_write_ratio"],
     "hints.py": ["hint_p50_ms", "hint_p95_ms", "read_p50_ms", "hint_p50_vs_read_ratio"],
     "embedded.py": [
         "sdk_game_rest_sse_s",
@@ -133,6 +134,17 @@ def test_the_hints_benchmark_runs_on_a_served_stack() -> None:
     the hints asked over HTTP and computed by the `hints` lane's Celery worker."""
     figures = run("hints.py", "--served")
     assert figures["hints_asked"] == 5 and figures["hint_p95_ms"] > 0
+
+
+@pytest.mark.needs_postgres
+def test_the_state_column_benchmark_runs_on_a_postgresql_of_its_own() -> None:
+    """Under the default settings (no DATABASE_URL) it starts bench/load.py's PostgreSQL; both
+    columns get the same state, and a thousand writes cost the backend some CPU (the kernel counts
+    it in 10-ms ticks: a thousand reads may round to none)."""
+    figures = run("state_column.py", BENCH_PLAYS="1000")
+    assert figures["state_bytes"] > 500
+    assert figures["jsonb_write_us"] > 0 and figures["text_write_us"] > 0
+    assert figures["jsonb_read_us"] >= 0 and figures["text_read_us"] >= 0
 
 
 @pytest.mark.needs_postgres
