@@ -18,7 +18,8 @@ in this process. First a few streams only (`--baseline-streams`), then all of th
 - latency_p50_ms / latency_p99_ms: a move's commit to its first event at a client, over every
   (stream, move); baseline_latency_*: the same with only the baseline streams open; and the ratio
 - db_reads_per_change: the streams' database reads (hearts_stream_reads_total, shared and own) per
-  table change in the measured window; poll_reads_per_s: the batched safety poll
+  table change in the measured window; carried_per_change: the changes a feed took from their
+  wake-up instead (games.changes); poll_reads_per_s: the batched safety poll
 """
 
 from __future__ import annotations
@@ -322,7 +323,8 @@ async def measure(
     every = latencies(viewers, driver.committed, since)
     delivered = sum(1 for v in viewers for key in v.arrived if driver.committed.get(key, 0) >= since)
     changes = moves_after - moves_before
-    delta = {k: reads_after.get(k, 0) - reads_before.get(k, 0) for k in ("shared", "viewer", "poll")}
+    kinds = ("shared", "carried", "viewer", "poll")
+    delta = {k: reads_after.get(k, 0) - reads_before.get(k, 0) for k in kinds}
     figures.update(
         {
             "streams": len(viewers),
@@ -339,6 +341,7 @@ async def measure(
             "viewer_reads": delta["viewer"],
             "poll_reads_per_s": delta["poll"] / elapsed,
             "db_reads_per_change": (delta["shared"] + delta["viewer"]) / max(1, changes),
+            "carried_per_change": delta["carried"] / max(1, changes),
         }
     )
     figures["latency_p99_vs_baseline_ratio"] = figures["latency_p99_ms"] / figures["baseline_latency_p99_ms"]

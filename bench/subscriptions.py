@@ -236,7 +236,8 @@ async def measure_subscriptions(
     every = streams.latencies(viewers, driver.committed, since)
     delivered = sum(1 for v in viewers for key in v.arrived if driver.committed.get(key, 0) >= since)
     changes = moves_after - moves_before
-    delta = {k: reads_after.get(k, 0) - reads_before.get(k, 0) for k in ("shared", "viewer", "poll")}
+    kinds = ("shared", "carried", "viewer", "poll")
+    delta = {k: reads_after.get(k, 0) - reads_before.get(k, 0) for k in kinds}
     figures.update(
         {
             "subscriptions": len(viewers),
@@ -250,6 +251,7 @@ async def measure_subscriptions(
             "latency_max_ms": max(every, default=float("nan")),
             "table_changes": changes,
             "db_reads_per_change": (delta["shared"] + delta["viewer"]) / max(1, changes),
+            "carried_per_change": delta["carried"] / max(1, changes),
         }
     )
     figures["latency_p99_vs_baseline_ratio"] = figures["latency_p99_ms"] / figures["baseline_latency_p99_ms"]

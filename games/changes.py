@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db.models.fields.files import FieldFile
 
-from games.models import Move, Table, compact_json
+from games.models import Move, Table, compact_json, jsonb_order
 
 MAX_CHARS = 64_000  # past this, the wake-up carries only the version (a long game's state)
 _COLUMNS = [f.attname for f in Table._meta.concrete_fields]  # Model.from_db's order
@@ -38,11 +38,12 @@ class Change:
 
 
 def _plain(value: Any) -> Any:
+    """A column's value as JSON: JSON columns (jsonb) in jsonb's key order, as read back."""
     if isinstance(value, dt.datetime):
         return value.isoformat()
     if isinstance(value, FieldFile):
         return value.name or ""
-    return value
+    return jsonb_order(value)
 
 
 def encode(table: Table, first: int, moves_json: str, state_json: str | None) -> str | None:

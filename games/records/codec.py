@@ -43,7 +43,7 @@ from games.engine import (
 )
 from games.engine.cards import card_ids, rank_of
 from games.engine.state import PASS_COUNT
-from games.models import Move, Table
+from games.models import Move, Table, jsonb_order
 
 FORMAT: Final = 2  # what encode writes; decode reads every format (1: docs/data.md)
 KINDS: Final[tuple[str, ...]] = tuple(Move.Kind.values)
@@ -744,21 +744,9 @@ def _decode2(table: Table, data: bytes) -> list[Move]:
     return out
 
 
-def _jsonb_order(value: Any) -> Any:
-    """A JSON value with its objects' keys in PostgreSQL jsonb's order (shorter keys first, then
-    by their bytes): what a row read back from the database holds, so that answers built from a
-    record serialise byte for byte as answers built from rows."""
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
-        return {k: _jsonb_order(value[k]) for k in keys}
-    if isinstance(value, list):
-        return [_jsonb_order(v) for v in value]
-    return value
-
-
 def as_stored(value: Any) -> Any:
     """A JSON value as the database gives it back (PostgreSQL: jsonb's key order)."""
-    return _jsonb_order(value) if connection.vendor == "postgresql" else value
+    return jsonb_order(value) if connection.vendor == "postgresql" else value
 
 
 _FIELDS: Final = ("seq", "hand", "position", "kind", "payload", "events", "idempotency_key", "created_at")

@@ -31,7 +31,7 @@ from games.engine import (
 )
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
-from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table, compact_json
+from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table, jsonb_order
 from games.services import ratings
 
 _STATUS_OF_PHASE = {
@@ -128,15 +128,12 @@ def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = No
         return
     columns: list[Any] = _ALL_TABLE_COLUMNS if fields is None else [Table._meta.get_field(n) for n in fields]
     moves_json = json.dumps([_move_row(move) for move in moves])
-    state_json = None  # the state's JSON text, made once for the statement and the wake-up
+    state_json = None  # the state's JSON text (JSONText), made once for the statement and the wake-up
     params: list[Any] = [moves_json]
     for f in columns:
-        value = f.pre_save(table, False)
+        params.append(f.get_db_prep_save(f.pre_save(table, False), connection))
         if f.attname == "state":
-            value = state_json = None if value is None else compact_json(value)
-            params.append(value)
-        else:
-            params.append(f.get_db_prep_save(value, connection))
+            state_json = params[-1]
     params.append(table.pk)
     with connection.cursor() as cursor:
         cursor.execute(_write_sql(tuple(f.column for f in columns)), params)
@@ -151,11 +148,12 @@ _MOVE_COLUMNS: list[Any] = [f for f in Move._meta.concrete_fields if not f.prima
 
 
 def _move_row(move: Move) -> dict[str, Any]:
-    """A move's columns for `jsonb_to_recordset`: times as ISO text, JSON as it is."""
+    """A move's columns for `jsonb_to_recordset`: times as ISO text, JSON in jsonb's key order (as
+    the move's wake-up carries it, games.changes: as a read of the row would give it)."""
     row = {}
     for field in _MOVE_COLUMNS:
         value = field.pre_save(move, True)
-        row[field.column] = value.isoformat() if isinstance(value, dt.datetime) else value
+        row[field.column] = value.isoformat() if isinstance(value, dt.datetime) else jsonb_order(value)
     return row
 
 
