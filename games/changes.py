@@ -14,13 +14,13 @@ a shared read from the database. A change larger than MAX_CHARS is not carried (
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.db.models.fields.files import FieldFile
 
-from games.models import Move, Table, compact_json, jsonb_order
+from games.models import Move, Table, compact_json, jsonb_text
 
 MAX_CHARS = 64_000  # past this, the wake-up carries only the version (a long game's state)
 _COLUMNS = [f.attname for f in Table._meta.concrete_fields]  # Model.from_db's order
@@ -37,20 +37,20 @@ class Change:
     moves: list[Move]
 
 
-def _plain(value: Any) -> Any:
-    """A column's value as JSON: JSON columns (jsonb) in jsonb's key order, as read back."""
+def _plain(value: Any) -> str:
+    """A column's value as JSON text: JSON columns (jsonb) in jsonb's key order, as read back."""
     if isinstance(value, dt.datetime):
-        return value.isoformat()
+        return compact_json(value.isoformat())
     if isinstance(value, FieldFile):
-        return value.name or ""
-    return jsonb_order(value)
+        return compact_json(value.name or "")
+    return jsonb_text(value)
 
 
 def encode(table: Table, first: int, moves_json: str, state_json: str | None) -> str | None:
     """The change of `table` as written: its row (every column, the state as `state_json`) and
     the moves `first` to its version (`moves_json`, the rows record.write inserted); None when
     too large to carry."""
-    row = compact_json([_plain(f.value_from_object(table)) for f in _FIELDS])
+    row = "[" + ",".join(_plain(f.value_from_object(table)) for f in _FIELDS) + "]"
     state = state_json or "null"
     text = f'{{"v":{table.version},"first":{first},"row":{row},"state":{state},"moves":{moves_json}}}'
     return text if len(text) <= MAX_CHARS else None
@@ -59,7 +59,7 @@ def encode(table: Table, first: int, moves_json: str, state_json: str | None) ->
 def decode(text: str) -> Change:
     """The Table and its new Moves (with the fields the streams read: seq and events) from
     `encode`'s text. Raises ValueError (or KeyError, TypeError) on a text it did not make."""
-    data = json.loads(text)
+    data = orjson.loads(text)
     row = {f.attname: v for f, v in zip(_FIELDS, data["row"], strict=True)}
     row["state"] = data["state"]
     for name in _TIMES:

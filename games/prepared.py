@@ -7,8 +7,8 @@ more than running them. A `Prepared` query is built once from an ordinary querys
 values for its parameters; its SQL, its selected columns and the converters of its fields (JSON
 fields, dates) are kept, and each call substitutes the real values, runs the SQL on the same
 connection Django would use, and builds the model instances as Django's own iterator does (related
-objects of `select_related` included). The queryset is the single definition: what a call returns
-is what evaluating it would return.
+objects of `select_related` and annotations included). The queryset is the single definition: what
+a call returns is what evaluating it would return.
 
 Only fixed-shape queries fit (each parameter one value: no `__in` lists whose length varies);
 a connection's vendor is part of the key, so SQLite and PostgreSQL each get their own SQL.
@@ -71,6 +71,7 @@ def _adapter(compiled: Any, stand_in: Any) -> Callable[[Any], Any] | None:
 
 class _Compiled:
     __slots__ = (
+        "annotations",
         "converters",
         "fields",
         "init_list",
@@ -104,6 +105,7 @@ class _Compiled:
         self.fields = (start, end)
         self.init_list = [f[0].target.attname for f in self.select[start:end]]
         self.converters = compiler.get_converters([s[0] for s in self.select])
+        self.annotations = dict(compiler.annotation_col_map or {})  # name: position in the row
 
 
 class Prepared(Generic[M]):
@@ -153,6 +155,8 @@ class Prepared(Generic[M]):
             obj = compiled.model.from_db(using, compiled.init_list, row[start:end])
             for populator in populators:
                 populator.populate(row, obj)
+            for name, position in compiled.annotations.items():  # as Django's ModelIterable sets them
+                setattr(obj, name, row[position])
             out.append(obj)
         return out
 

@@ -6,7 +6,6 @@ the commit, the wake-ups and tasks."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Sequence
 from functools import cache, partial
 from typing import Any, cast
@@ -31,7 +30,7 @@ from games.engine import (
 )
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
-from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table, jsonb_order
+from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table, jsonb_text
 from games.services import ratings
 
 _STATUS_OF_PHASE = {
@@ -120,14 +119,14 @@ def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = No
     The moves go in as one JSON document (`jsonb_to_recordset`), so the statement's text is the
     same for one move or a bot task's twenty-six, and psycopg converts it once per process (a
     VALUES row per move made every multi-move write a new, uncached statement, and adapting each
-    value on its own cost more than the moves' one `json.dumps`). Elsewhere (SQLite) the ORM writes
+    value on its own cost more than writing the moves' JSON once). Elsewhere (SQLite) the ORM writes
     them in turn."""
     if connection.vendor != "postgresql" or not moves:
         Move.objects.bulk_create(moves)
         table.save(update_fields=fields)
         return
     columns: list[Any] = _ALL_TABLE_COLUMNS if fields is None else [Table._meta.get_field(n) for n in fields]
-    moves_json = json.dumps([_move_row(move) for move in moves])
+    moves_json = "[" + ",".join(_move_row(move) for move in moves) + "]"
     state_json = None  # the state's JSON text (JSONText), made once for the statement and the wake-up
     params: list[Any] = [moves_json]
     for f in columns:
@@ -147,14 +146,15 @@ _ALL_TABLE_COLUMNS: list[Any] = [f for f in Table._meta.concrete_fields if not f
 _MOVE_COLUMNS: list[Any] = [f for f in Move._meta.concrete_fields if not f.primary_key]
 
 
-def _move_row(move: Move) -> dict[str, Any]:
-    """A move's columns for `jsonb_to_recordset`: times as ISO text, JSON in jsonb's key order (as
-    the move's wake-up carries it, games.changes: as a read of the row would give it)."""
+def _move_row(move: Move) -> str:
+    """A move's columns for `jsonb_to_recordset`, as a JSON object: times as ISO text, JSON in
+    jsonb's key order (as the move's wake-up carries it, games.changes: as a read of the row would
+    give it)."""
     row = {}
     for field in _MOVE_COLUMNS:
         value = field.pre_save(move, True)
-        row[field.column] = value.isoformat() if isinstance(value, dt.datetime) else jsonb_order(value)
-    return row
+        row[field.column] = value.isoformat() if isinstance(value, dt.datetime) else value
+    return jsonb_text(row)
 
 
 @cache

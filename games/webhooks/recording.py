@@ -110,8 +110,9 @@ _ACTIVE = Prepared(
 
 def _endpoints(table: Table) -> list[WebhookEndpoint]:
     """The active endpoints of the table's app (none for a guest's table): one query per table per
-    transaction, not per move."""
-    if table.app_id is None:
+    transaction, not per move, and none when the table's locked read found the app has none
+    (`webhooked`, games.services.common.locked)."""
+    if table.app_id is None or table.__dict__.get("webhooked") is False:
         return []
     cache = table.__dict__
     if "_webhook_endpoints" not in cache:

@@ -52,6 +52,7 @@ FIGURES = {
     ],
     "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
     "state_column.py": ["state_bytes", "jsonb_write_us", "text_write_us", "text_vs_jsonb_write_ratio"],
+    "state_json.py": ["state_bytes", "write_us", "write_vs_json_module_ratio", "read_vs_json_module_ratio"],
     "hints.py": ["hint_p50_ms", "hint_p95_ms", "read_p50_ms", "hint_p50_vs_read_ratio"],
     "embedded.py": [
         "sdk_game_rest_sse_s",
@@ -105,7 +106,7 @@ def test_every_benchmark_has_a_smoke_run() -> None:
 
 
 @pytest.mark.parametrize(
-    "bench", ["api.py", "graphql.py", "engine.py", "ratings.py", "requests.py", "hints.py"]
+    "bench", ["api.py", "graphql.py", "engine.py", "ratings.py", "requests.py", "hints.py", "state_json.py"]
 )
 def test_a_benchmark_runs_under_the_default_settings(bench: str) -> None:
     figures = run(bench)

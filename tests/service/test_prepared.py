@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 from django.db import connection
+from django.db.models import Count, Exists, OuterRef
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -65,6 +66,28 @@ def test_a_prepared_query_returns_what_the_queryset_returns(device: PushDevice) 
     with CaptureQueriesContext(connection) as queries:
         _MESSAGE(first.uuid)
     assert len(queries) == 1
+
+
+_WITH_COUNT = Prepared(
+    lambda player: (
+        PushDevice.objects.filter(player_id=player)
+        .annotate(sent=Count("messages"), pending=Exists(PushMessage.objects.filter(device=OuterRef("pk"))))
+        .order_by("pk")
+    ),
+    [int],
+)
+
+
+def test_annotations_come_back_as_the_querysets_own_attributes(device: PushDevice) -> None:
+    _message(device, "a")
+    _message(device, "b")
+    other = PushDevice.objects.create(
+        player=device.player, kind="webpush", token="https://push.example/b", keys={}
+    )
+    found = _WITH_COUNT(device.player_id)
+    expected = list(_WITH_COUNT.build(device.player_id))
+    assert [(d.pk, d.sent, d.pending) for d in found] == [(d.pk, d.sent, d.pending) for d in expected]
+    assert [(d.pk, d.sent, d.pending) for d in found] == [(device.pk, 2, True), (other.pk, 0, False)]
 
 
 def test_a_prepared_update_changes_only_the_rows_it_matches_and_says_how_many(device: PushDevice) -> None:

@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 from django.core import signals
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.db.models import Count
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 from rest_framework.test import APIClient
@@ -34,6 +35,7 @@ from games import services, tasks, webhooks
 from games.accounts import app_create, player_create
 from games.contracts.openapi import openapi_document
 from games.contracts.webhook_schema import body_schema
+from games.engine import state_from_dict
 from games.errors import ServiceError
 from games.models import App, Move, Table, WebhookDelivery, WebhookEndpoint
 from games.webhooks import transport
@@ -559,6 +561,49 @@ def test_a_rolled_back_move_leaves_no_delivery_and_a_disabled_endpoint_gets_none
     assert WebhookDelivery.objects.filter(status="pending").count() == 0  # pending ones failed
     services.seat_join(table_id=table.pk, player=player)
     assert WebhookDelivery.objects.count() == count
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_endpoints_are_read_only_when_the_locked_table_says_its_app_has_one(
+    receiver: Callable[..., Receiver],
+) -> None:
+    """The table's locked read says whether its app has an active endpoint (an EXISTS beside it):
+    an app without one costs no query for its endpoints; one registered between two moves gets the
+    second, and once disabled is not read again."""
+    app, _ = app_create(name="a")
+    table = services.table_create(options={}, clocks={"play": None}, app=app).table
+    assert table is not None
+    players = [player_create(app=app, name=f"p{i}")[0] for i in range(4)]
+    for player in players[:3]:
+        services.seat_join(table_id=table.pk, player=player)
+
+    def endpoint_reads(act: Callable[[], Any]) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            act()
+        return sum(q["sql"].startswith('SELECT "games_webhookendpoint"') for q in captured.captured_queries)
+
+    assert endpoint_reads(lambda: services.seat_join(table_id=table.pk, player=players[3])) == 0
+    assert WebhookDelivery.objects.count() == 0
+    endpoint, _ = webhooks.endpoint_create(app=app, url=receiver().url)
+    state = Table.objects.get(pk=table.pk).state
+    assert (
+        endpoint_reads(
+            lambda: services.action_submit(table_id=table.pk, position=0, action=_a_pass(state, 0))
+        )
+        == 1
+    )
+    assert WebhookDelivery.objects.filter(endpoint=endpoint).count() == 1
+    webhooks.endpoint_update(endpoint, {"active": False})
+    assert (
+        endpoint_reads(
+            lambda: services.action_submit(table_id=table.pk, position=1, action=_a_pass(state, 1))
+        )
+        == 0
+    )
+
+
+def _a_pass(state: dict[str, Any], seat: int) -> dict[str, Any]:
+    return state_from_dict(state).legal_actions(seat)[0].to_dict()
 
 
 @pytest.mark.django_db(transaction=True)
