@@ -45,10 +45,14 @@ def _ordered(value: Any) -> Any:
     """`value` with its objects rebuilt in jsonb's key order; arrays with no object inside (none in
     orjson's text of them: a brace in a string only costs a walk) are the same objects."""
     if isinstance(value, dict):
-        return {k: _ordered(value[k]) for k in _key_order(tuple(value))}
+        return {k: _inner(value[k]) for k in _key_order(tuple(value))}
     if isinstance(value, list) and b"{" in orjson.dumps(value):
-        return [_ordered(v) for v in value]
+        return [_inner(v) for v in value]
     return value
+
+
+def _inner(value: Any) -> Any:
+    return _ordered(value) if isinstance(value, dict | list) else value
 
 
 def _ordered_copy(value: Any) -> Any:
