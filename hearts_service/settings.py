@@ -149,9 +149,20 @@ if _DB_POOL_MAX_SIZE < _DB_POOL_MIN_SIZE:
         f"DB_POOL_MAX_SIZE={_DB_POOL_MAX_SIZE} is below DB_POOL_MIN_SIZE={_DB_POOL_MIN_SIZE}: "
         "the pool could never open."
     )
+# Parameters bound by the server (psycopg's server-side binding): a statement's text is the same
+# for every call, so psycopg prepares the ones a connection runs again and again (its
+# prepare_threshold, 5 runs) and PostgreSQL parses and plans each of them once per connection, not
+# on every action; the values are not quoted into the text in Python either (issue 37,
+# bench/README.md). DB_PREPARED_STATEMENTS=false keeps the binding but prepares nothing: behind
+# PgBouncer in transaction mode without max_prepared_statements.
+_DB_SERVER_SIDE_BINDING = env_bool("DB_SERVER_SIDE_BINDING", default=True)
+_DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", default=True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
     _pg_options.setdefault("connect_timeout", _DB_CONNECT_TIMEOUT)
+    _pg_options.setdefault("server_side_binding", _DB_SERVER_SIDE_BINDING)
+    if not _DB_PREPARED_STATEMENTS:
+        _pg_options.setdefault("prepare_threshold", None)
     if _DB_POOL:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections instead
         _pg_options["pool"] = {

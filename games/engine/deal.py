@@ -44,6 +44,13 @@ def seed_commitment(seed: str, table: str = "") -> str:
     return hashlib.sha256((f"{table}:{seed}" if table else seed).encode()).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)
+def deal_commitment(game_seed: str, hand: int, table: str = "") -> str:
+    """The commitment of a game's hand (`seed_commitment` of its `hand_seed`): every view of the
+    hand shows it, and each view made it anew with two hashes (a bot's every decision makes one)."""
+    return seed_commitment(hand_seed(game_seed, hand), table)
+
+
 _WORD: Final = 1 << 32
 # Lemire's rejection threshold for each bound: a 32-bit word w gives index (w * bound) >> 32,
 # and rejecting words whose low half falls below this makes every index exactly equally likely.

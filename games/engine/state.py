@@ -23,7 +23,7 @@ from .cards import (
     names,
     parse_cards,
 )
-from .deal import cards_in_play, deal, hand_seed, new_seed, pass_direction, pass_offset, seed_commitment
+from .deal import cards_in_play, deal, deal_commitment, hand_seed, new_seed, pass_direction, pass_offset
 from .errors import EngineError, IllegalAction
 from .options import SHARED, Options
 from .record import HandRecord, Lazy
@@ -724,7 +724,7 @@ def _hand_started(game_seed: str, hand: int, dealer: int, options: Options, tabl
         "hand": hand,
         "dealer": dealer,
         "pass_direction": pass_direction(options, hand),
-        "deal_commitment": seed_commitment(hand_seed(game_seed, hand), table),
+        "deal_commitment": deal_commitment(game_seed, hand, table),
     }
 
 

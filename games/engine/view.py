@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .cards import PACK, card_name, names
-from .deal import hand_seed, pass_direction, pass_offset, seed_commitment
+from .deal import deal_commitment, pass_direction, pass_offset
 from .errors import EngineError
 from .options import CANCELLATION
 from .state import GAME_OVER, MOON, PASSING, Event, State
@@ -35,7 +35,7 @@ def view(state: State, seat: int | None, *, history: bool = True) -> dict[str, A
         "phase": state.phase,
         "dealer": state.dealer,
         "pass_direction": pass_direction(opts, state.hand_no),
-        "deal_commitment": seed_commitment(hand_seed(state.seed, state.hand_no), state.table),
+        "deal_commitment": deal_commitment(state.seed, state.hand_no, state.table),
         "to_act": state.to_act(),
         "turn": state.turn if state.turn >= 0 else None,
         "hand_sizes": [h.bit_count() for h in state.hands],
