@@ -161,8 +161,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
     _pg_options.setdefault("connect_timeout", _DB_CONNECT_TIMEOUT)
     _pg_options.setdefault("server_side_binding", _DB_SERVER_SIDE_BINDING)
-    if not _DB_PREPARED_STATEMENTS:
-        _pg_options.setdefault("prepare_threshold", None)
+    # Django turns psycopg's preparing off unless OPTIONS names a threshold (for poolers' sake)
+    _prepared = _DB_SERVER_SIDE_BINDING and _DB_PREPARED_STATEMENTS
+    _pg_options.setdefault("prepare_threshold", 5 if _prepared else None)
     if _DB_POOL:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections instead
         _pg_options["pool"] = {
