@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, NotSupportedError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from games import messages
@@ -18,6 +18,25 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 2
 DETAIL = "the database is not answering; retry shortly (nothing was changed by this request)"
 UNAVAILABLE = (OperationalError, InterfaceError)
+
+
+def unavailable(exception: BaseException) -> bool:
+    """Whether `exception` says the database cannot answer this now (a 503 and a retry, never a
+    500): unreachable (UNAVAILABLE), or a statement psycopg prepared on this connection before a
+    migration changed the type of a column it reads (`stale_plan`)."""
+    return isinstance(exception, UNAVAILABLE) or stale_plan(exception)
+
+
+def stale_plan(exception: BaseException) -> bool:
+    """PostgreSQL's 0A000 `cached plan must not change result type`: a statement prepared on the
+    connection (settings' DB_PREPARED_STATEMENTS) reads a column whose type a migration changed
+    since. It fails on every run until the connection prepares it anew (`renew_connections`)."""
+    cause = exception.__cause__
+    return (
+        isinstance(exception, NotSupportedError)
+        and getattr(cause, "sqlstate", None) == "0A000"
+        and "cached plan" in str(cause)
+    )
 
 
 def unavailable_body(graphql: bool) -> dict[str, object]:
@@ -48,7 +67,10 @@ _renew_lock = threading.Lock()
 
 def renew_connections(exception: BaseException) -> bool:
     """After `exception`: when it says the database is unreachable, test the pool's idle connections
-    (replacing the broken ones); whether it did. Never raises."""
+    (replacing the broken ones); after a `stale_plan`, drop this connection's prepared statements
+    (the other connections drop theirs at their own first failure); whether it did. Never raises."""
+    if stale_plan(exception):
+        return _forget_prepared()
     if not isinstance(exception, UNAVAILABLE):
         return False
     now = time.monotonic()
@@ -83,6 +105,21 @@ def pace_pool_reconnection() -> None:
     attempt.DELAY_BACKOFF = 1.0
 
 
+def _forget_prepared() -> bool:
+    """`DEALLOCATE ALL` on this thread's connection: psycopg forgets its prepared statements with
+    the server's, and prepares them again from their next runs. In a transaction the failure
+    aborted, the rollback already made psycopg forget them (and the statement is refused here)."""
+    from django.db import connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+    except Exception as exc:
+        log.info("prepared statements not dropped: %s", exc)
+        return False
+    return True
+
+
 class DatabaseUnavailable:
     """The innermost middleware: a view (REST, GraphQL, a stream opening) that fails because the
     database cannot be reached answers 503 with `service_unavailable` and Retry-After. A write
@@ -104,7 +141,7 @@ class DatabaseUnavailable:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, UNAVAILABLE):
+        if not unavailable(exception):
             return None
         log.warning("database unavailable: %s %s: %s", request.method, request.path, exception)
         renew_connections(exception)

@@ -328,10 +328,8 @@ class HeartsGraphQLView(GraphQLView):
         if limited and len(limited) == ran:  # the limit refused every operation: nothing ran
             retry = max(exc.retry_after for exc in limited)
             return body, 429, {"Retry-After": str(retry)}
-        down = next(
-            (e.original_error for e in result.errors if isinstance(e.original_error, outages.UNAVAILABLE)),
-            None,
-        )
+        originals = [e.original_error for e in result.errors if e.original_error is not None]
+        down = next((error for error in originals if outages.unavailable(error)), None)
         if down is not None:
             outages.renew_connections(down)
             return body, 503, {"Retry-After": str(outages.RETRY_AFTER_SECONDS)}
@@ -352,7 +350,7 @@ class HeartsGraphQLView(GraphQLView):
             body = original.body()
             formatted["message"] = body.pop("detail")
             extensions.update(body)
-        elif isinstance(original, outages.UNAVAILABLE):
+        elif original is not None and outages.unavailable(original):
             extensions["code"] = "service_unavailable"
             formatted["message"] = messages.detail("service_unavailable", outages.DETAIL)
         elif isinstance(error, GraphQLError) and original is None:

@@ -44,7 +44,7 @@ from redis.backoff import NoBackoff
 from games import changes, reads, services
 from games.engine import state_from_dict
 from games.infra import metrics, notify, presence, spectators
-from hearts_service import tracing
+from hearts_service import outages, tracing
 
 if TYPE_CHECKING:  # types only: the queries are in games.reads
     from games.engine import State
@@ -68,6 +68,9 @@ async def db(fn: Callable[..., T], *args: Any) -> T:
     def run() -> T:
         try:
             return fn(*args)
+        except Exception as exc:
+            outages.renew_connections(exc)  # a database back from a restart, a statement prepared stale
+            raise
         finally:
             close_old_connections()
 

@@ -98,3 +98,32 @@ def test_the_pool_tries_to_reconnect_every_quarter_second_not_after_a_doubling_w
         delays.append(attempt.delay)
     assert outages.RECONNECT_EVERY == 0.25
     assert all(0.2 <= delay <= 0.3 for delay in delays), delays
+
+
+@pytest.mark.needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_statements_prepared_before_a_migration_changed_a_column_answer_503_then_heal() -> None:
+    """psycopg prepares the statements a connection runs again and again (settings'
+    DB_PREPARED_STATEMENTS). A migration that changes the type of a column they read, run while the
+    process serves, makes PostgreSQL refuse them (`cached plan must not change result type`): such a
+    request is a 503 to retry, never a 500, and the connection prepares the statement anew."""
+    import psycopg
+    from django.db import connection
+
+    c = _guest()
+    table = c.post("/api/v1/tables", {}, format="json").json()["id"]
+    for _ in range(15):  # every pooled connection the requests get runs the table's read 5+ times
+        assert c.get(f"/api/v1/tables/{table}").status_code == 200
+    dsn = connection.get_connection_params()
+    column = 'ALTER TABLE games_table ALTER COLUMN "hand_number" TYPE {}'
+    params = {k: v for k, v in dsn.items() if k in ("dbname", "user", "host", "port", "password")}
+    try:
+        with psycopg.connect(**params, autocommit=True) as other:  # the migration, elsewhere
+            other.execute(column.format("bigint"))
+        statuses = [c.get(f"/api/v1/tables/{table}").status_code for _ in range(15)]
+        assert set(statuses) <= {200, 503}, statuses
+        assert 503 in statuses and statuses[-5:] == [200] * 5, statuses
+    finally:
+        with psycopg.connect(**params, autocommit=True) as other:
+            other.execute(column.format("integer"))
+        connection.close_pool()  # the other tests' connections: none prepared against the bigint
