@@ -93,7 +93,7 @@ def post(token: str, url: str, query: str, **variables: Any) -> dict[str, Any]:
 
 def main() -> None:
     setup_test_environment()
-    old_name = connection.creation.create_test_db(verbosity=0)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)  # a killed run's is replaced
     try:
         # Rate limits off: they count per token, and this makes hundreds of requests a second from
         # one token to the bare endpoint (a player's own-turn play is never limited anyway).

@@ -133,7 +133,7 @@ def main() -> None:
         served()
         return
     setup_test_environment()
-    old_name = connection.creation.create_test_db(verbosity=0)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)  # a killed run's is replaced
     jobs.run_here(embedded.hand)  # every task to its lane thread: the hint on the `hints` lane
     try:
         with override_settings(RATE_LIMITS_ENABLED=False, HINT_THINK_MS=30000):

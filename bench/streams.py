@@ -366,7 +366,7 @@ def main() -> None:
     )  # the server and this client: a socket per stream
     app.conf.task_always_eager = False  # no bots and no clocks: nothing is queued
 
-    old_name = connection.creation.create_test_db(verbosity=0)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)  # a killed run's is replaced
     db = connection.settings_dict
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
     env = {

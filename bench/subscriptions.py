@@ -516,7 +516,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server and this client: a socket each
     app.conf.task_always_eager = False  # no bots and no clocks: nothing is queued
 
-    old_name = connection.creation.create_test_db(verbosity=0)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)  # a killed run's is replaced
     db = connection.settings_dict
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
     env = {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{host}/{db['NAME']}", **SERVER_ENV}

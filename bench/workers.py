@@ -180,7 +180,7 @@ def main() -> None:
     if connection.vendor != "postgresql" or not settings.REDIS_URL:
         raise SystemExit("bench/workers.py needs DATABASE_URL (PostgreSQL) and REDIS_URL")
     engine_rate = engine_games_per_min(max(GAMES, 10))
-    old_name = connection.creation.create_test_db(verbosity=0)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)  # a killed run's is replaced
     db = connection.settings_dict
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
     env = {
