@@ -1764,6 +1764,8 @@ def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int
         steps.append(step)
         p99 = _pct(step.f.play_ms, 0.99)
         name = f"{prefix}step_{people}_"
+        print(f"{name}people_play_p50_ms: {_pct(step.f.play_ms, 0.50):.1f}")
+        print(f"{name}people_play_p90_ms: {_pct(step.f.play_ms, 0.90):.1f}")
         print(f"{name}people_play_p99_ms: {p99:.1f}")
         print(f"{name}people_actions_per_second: {step.rate:.1f}")
         if HINTS.rate:

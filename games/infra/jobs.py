@@ -18,8 +18,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from celery import current_app
 from django.conf import settings
+from kombu.exceptions import KombuError
+
+from games.infra import broker
 
 PLAY_BOTS = "games.play_bots"
 ENFORCE_CLOCK = "games.enforce_clock"
@@ -106,6 +110,21 @@ def play_bots(table_id: int, version: int, *, lane: str = PEOPLE_QUEUE, delay: f
             heapq.heappush(_later, (time.monotonic() + delay, table_id, version, lane))
         return
     send(PLAY_BOTS, (table_id, version), queue=lane, delay=delay)
+
+
+def play_bots_message(
+    table_id: int, version: int, *, lane: str, delay: float = 0.0
+) -> tuple[str, str] | None:
+    """`play_bots`'s task as a Redis list and message for a caller that pushes it in a pipeline of
+    its own (games.infra.broker.staged; the commit's wake-ups, games.infra.notify), or None where
+    the task goes another way (`play_bots`: the embedded worker, eager mode, another broker) or
+    Redis could not be reached for the channel (then `play_bots` tries and fails as it would)."""
+    if _here is not None or not broker.stageable(current_app, settings.REDIS_URL):
+        return None
+    try:
+        return broker.staged(current_app, PLAY_BOTS, (table_id, version), lane, delay if delay > 0 else None)
+    except (OSError, redis.RedisError, KombuError):  # Redis down as the channel is first made
+        return None
 
 
 _later: list[tuple[float, int, int, str]] = []  # (when, table, version, lane): eager, no embedded worker

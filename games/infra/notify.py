@@ -1,4 +1,6 @@
-"""After a commit: wake every web process's streams of the table (Redis pub/sub), and set its turn clock."""
+"""After a commit: wake the table's streams (Redis pub/sub), set its turn clock and queue its bot task.
+
+All three in one Redis round trip, made by a thread of the process's own (`publish`)."""
 
 from __future__ import annotations
 
@@ -76,6 +78,7 @@ def publish(
     *,
     clock: dt.datetime | bool | None = False,
     change: str | None = None,
+    tasks: tuple[tuple[str, str], ...] = (),
 ) -> None:
     """Announce that `table_id` reached `version` on the table's channel and each seated player's,
     and (unless `clock` is False) set the table's turn clock to `clock` or clear it (None), in the
@@ -87,6 +90,10 @@ def publish(
     found by the sweep. Without Redis (the embedded run: one process) the wake-up goes straight to
     this process's stream hubs (`listen_here`), and the sweeping thread enforces clocks.
 
+    `tasks`: Celery task messages the commit owes (games.infra.jobs.play_bots_message: a Redis list
+    and a message), LPUSHed in the same round trip; one lost with Redis is queued again by the
+    sweep, as a lost clock is. Only with Redis (the caller sends its tasks itself without).
+
     The round trip is made by this process's publisher thread, in order, several commits' wake-ups
     in one pipeline when they queue up: the request that committed does not wait for Redis."""
     if not settings.REDIS_URL:
@@ -95,7 +102,7 @@ def publish(
             listener(table_id, version, players, change)
         return
     trace = tracing.traceparent() if tracing.ON else None
-    _outbox().put(_Note(table_id, version, frozenset(player_ids), clock, trace, change))
+    _outbox().put(_Note(table_id, version, frozenset(player_ids), clock, trace, change, tasks))
 
 
 # Without Redis, the stream hubs of this process (one per event loop), called with each wake-up.
@@ -117,6 +124,7 @@ class _Note:
     clock: dt.datetime | bool | None
     trace: str | None = None  # the committing span's W3C traceparent, with tracing on
     change: str | None = None  # what the commit wrote (games.changes), for the table's channel
+    tasks: tuple[tuple[str, str], ...] = ()  # Celery task messages to LPUSH: (list, message)
 
 
 class _Outbox:
@@ -176,13 +184,15 @@ def flush(timeout: float = 2.0) -> bool:
 
 
 def send(notes: Iterable[_Note]) -> None:
-    """One pipeline for these wake-ups and clocks; a Redis error is logged, never raised."""
+    """One pipeline for these wake-ups, clocks and tasks; a Redis error is logged, never raised."""
     client = shared_redis()
     if client is None:
         return
     try:
         with client.pipeline(transaction=False) as pipe:
             for note in notes:
+                for key, message in note.tasks:  # first: a worker may start while the rest is sent
+                    pipe.lpush(key, message)
                 # `<version>`, `<version>;<traceparent>` with tracing on, and `;<change>` after
                 # those two when the change is carried (games.live.fanout reads them all)
                 tail = f";{note.trace}" if note.trace else ""

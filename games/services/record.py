@@ -286,16 +286,22 @@ def schedule(table: Table | None, *, bots: bool = True) -> None:
     clock = table.deadline if table.state is not None or table.match_key else False  # quick play waits
     carried, table.carried = table.carried, None
     change = carried[1] if carried is not None and carried[0] == table.version else None
-    transaction.on_commit(
-        partial(notify.publish, table.pk, table.version, players, clock=clock, change=change)
-    )
-    if table.state is None:
+    table_id, version = table.pk, table.version
+    if table.state is None or not (table.bot_turn and bots):
+        transaction.on_commit(partial(notify.publish, table_id, version, players, clock=clock, change=change))
         return
-    table_id, version, bot_turn = table.pk, table.version, table.bot_turn
     lane = jobs.lane_of(people=has_people(table.seating), app_id=table.app_id or 0)
-    if bot_turn and bots:
-        pace = bot_timing.pace_ms(table) if table.status == Table.Status.PLAYING else 0
-        transaction.on_commit(lambda: queue_tasks(table_id, version, lane, pace / 1000))
+    delay = (bot_timing.pace_ms(table) if table.status == Table.Status.PLAYING else 0) / 1000
+
+    def committed() -> None:
+        # The bot task goes in the wake-ups' round trip where it can (made after the commit, so its
+        # publication time is the commit's), else on its own as before (the embedded worker, eager).
+        task = jobs.play_bots_message(table_id, version, lane=lane, delay=delay)
+        notify.publish(table_id, version, players, clock=clock, change=change, tasks=(task,) if task else ())
+        if task is None:
+            queue_tasks(table_id, version, lane, delay)
+
+    transaction.on_commit(committed)
 
 
 def queue_tasks(table_id: int, version: int, lane: str = jobs.PEOPLE_QUEUE, delay: float = 0.0) -> None:

@@ -62,6 +62,7 @@ def test_a_request_that_cannot_even_authenticate_gets_503(monkeypatch: pytest.Mo
 def test_after_a_restart_the_first_failure_renews_every_broken_idle_connection_of_the_pool() -> None:
     """A database restart breaks every idle pooled connection; without a check each would fail one
     more request or task when handed out. The first failure tests them all (outages.renew_connections)."""
+    import psycopg
     from django.db import connection
 
     from hearts_service import outages
@@ -73,8 +74,12 @@ def test_after_a_restart_the_first_failure_renews_every_broken_idle_connection_o
     pids = [c.info.backend_pid for c in held]
     for c in held:
         pool.putconn(c)
-    with connection.cursor() as cursor:  # what a restart does to them (another connection: this one's)
-        cursor.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [pids])
+    # What a restart does to them, from a connection of its own (one of the pool's, such as Django's
+    # own connection here, could be one of the three: it would terminate itself).
+    dsn = connection.get_connection_params()
+    params = {k: v for k, v in dsn.items() if k in ("dbname", "user", "host", "port", "password")}
+    with psycopg.connect(**params, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [pids])
     outages._renewed[0] = 0.0  # no renewal lately in this process
     assert outages.renew_connections(OperationalError("terminating connection due to administrator command"))
     for _ in range(3):  # each connection handed out now works at once

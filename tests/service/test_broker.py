@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -19,6 +20,7 @@ from celery import current_app
 from kombu import Connection
 
 from games.infra import broker, jobs
+from hearts_service.observability import PUBLISHED_HEADER
 from tests.conftest import celery_eager, skip_or_fail
 from tests.live import _free_port, _spawn, _stop
 from tests.service.test_settings import SETUP, start
@@ -43,6 +45,59 @@ def test_a_channel_publishes_every_message_through_one_client_and_a_worker_reads
     assert sorted(json.loads(m.body)[0][1] for m in got) == [0, 1, 2]
     assert all(m.headers["task"] == jobs.PLAY_BOTS for m in got)
     redis.Redis.from_url(url).delete(queue)
+
+
+def _normal(raw: bytes) -> dict[str, Any]:
+    """A message as kombu's Redis transport stores it, without what differs between two sends of
+    the same task: the ids, the publication time, the queue."""
+    message = json.loads(raw)
+    headers, properties = message["headers"], message["properties"]
+    assert headers["id"] == headers["root_id"] == properties["correlation_id"]
+    assert isinstance(headers.pop(PUBLISHED_HEADER), float)  # stamped by the publish signal
+    eta = headers.pop("eta")
+    for gone in ["id", "root_id"]:
+        headers.pop(gone)
+    for gone in ["correlation_id", "delivery_tag"]:
+        properties.pop(gone)
+    properties["delivery_info"].pop("routing_key")
+    return {**message, "eta?": eta is not None}
+
+
+@pytest.mark.needs_redis
+@pytest.mark.parametrize("countdown", [None, 2.5])
+def test_a_staged_message_is_the_one_apply_async_sends_and_a_worker_reads_it(
+    redis_url: str, countdown: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`broker.staged` (the bot task pushed with a commit's wake-ups) makes the message Celery's
+    `apply_async` makes, but for its ids and time: kombu's own transport reads it back."""
+    celery_eager(False)
+    app = current_app
+    for name, value in [("broker_url", redis_url), ("broker_transport", broker.NAME)]:
+        monkeypatch.setitem(app.conf, name, value)
+        monkeypatch.setitem(app.conf, f"CELERY_{name.upper()}", value)
+    monkeypatch.setattr(broker, "_publishers", {})
+    monkeypatch.setattr(broker, "_stageable", {})
+    assert broker.stageable(app, redis_url)
+    assert not broker.stageable(app, redis_url + "0")  # another Redis than the broker's
+    client = redis.Redis.from_url(redis_url)
+    sent, staged = "test-staged-sent", "test-staged-made"
+    client.delete(sent, staged)
+    with Connection(redis_url, transport=broker.NAME) as conn:
+        app.tasks[jobs.PLAY_BOTS].apply_async(
+            (7, 3), queue=sent, countdown=countdown, producer=app.amqp.Producer(conn)
+        )
+    key, message = broker.staged(app, jobs.PLAY_BOTS, (7, 3), staged, countdown)
+    assert key == staged
+    client.lpush(key, message)
+    assert _normal(client.lindex(staged, 0)) == _normal(client.lindex(sent, 0))
+    with Connection(redis_url) as stock:  # what a worker of the queue takes
+        got = stock.SimpleQueue(staged, no_ack=True).get(timeout=2)
+    assert json.loads(got.body)[0] == [7, 3]
+    assert got.headers["task"] == jobs.PLAY_BOTS
+    assert (got.headers["eta"] is None) == (countdown is None)
+    client.delete(sent, staged)
+    celery_eager(True)
+    assert not broker.stageable(app, redis_url)  # eager: the task runs at once instead
 
 
 @pytest.mark.parametrize(
