@@ -45,14 +45,15 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import psycopg
+import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 # bench/graphql.py is named like the `graphql` package: keep this folder off the import path.
@@ -1142,14 +1143,18 @@ def _play_share(
         # A person following the stream holds its connection and one request at a time beside it (a
         # hint, then an action): two connections each, so that no request of the client's waits in
         # httpx's pool for one (until stop 48 the limit was one each, plus 10; raising it did not
-        # move the play latencies of a 200-table run with hints: it was not their cause).
-        connections = 2 * len(persons) + 10
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        # move the play latencies of a 200-table run with hints: it was not their cause). Each
+        # person has a client of its own: httpcore looks through every connection of its pool, and
+        # tests each idle one's socket, for every request and every answer's close, which with one
+        # pool for all of a process's people was a fifth of the client's CPU (stop 55).
+        limits = httpx.Limits(max_connections=3, max_keepalive_connections=3)
         timeout = httpx.Timeout(15.0, read=45.0)
         fake = WebPushControl(webpush_url) if webpush_url else None
-        async with httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as client:
+        async with contextlib.AsyncExitStack() as clients:
             tasks = []
             for p in persons:
+                own = httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout, verify=False)
+                client = await clients.enter_async_context(own)  # (verify: no CA file read for http://)
                 if p.mode == "stream":
                     tasks.append(asyncio.create_task(person(client, p, f, until)))
                 elif p.mode == "pocket" and fake is not None:
@@ -1163,8 +1168,18 @@ def _play_share(
             await fake.http.aclose()
         return f
 
-    f = asyncio.run(main())
+    f = _run(main())
     return f, [p.live for p in persons]
+
+
+T = TypeVar("T")
+
+
+def _run(main: Coroutine[Any, Any, T]) -> T:
+    """`main` on uvloop's event loop, the one uvicorn serves on: the client shares the two cores with
+    the stack, and asyncio's own loop, written in Python, cost it a third more CPU per action
+    (bench/README.md, stop 55)."""
+    return uvloop.run(main)
 
 
 def _forget_warm_up(f: Figures) -> None:
@@ -1519,7 +1534,7 @@ def load(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
     duration = args.duration or max(90.0, args.tables * 1.5)
     stack.start_webpush()
     with_faults = not args.no_faults
-    f, ids, persons, corr, elapsed = asyncio.run(
+    f, ids, persons, corr, elapsed = _run(
         run(
             stack,
             *(args.tables, duration, with_faults, args.correspondence, meter, args.profile),
@@ -1758,9 +1773,7 @@ def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int
     held, people, failed, overload = 0, args.start, 0, False
     while (people <= args.max_people and failed < 2) or overload:
         profile = Path(args.profile) / f"{prefix}step_{people}" if args.profile else None
-        step = asyncio.run(
-            capacity_step(stack, people, flood, args.step_seconds, meter, profile, args.think_ms)
-        )
+        step = _run(capacity_step(stack, people, flood, args.step_seconds, meter, profile, args.think_ms))
         steps.append(step)
         p99 = _pct(step.f.play_ms, 0.99)
         name = f"{prefix}step_{people}_"

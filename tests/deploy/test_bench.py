@@ -50,7 +50,13 @@ FIGURES = {
         "request_cpu_us_django_chain",
         "request_sync_chain_vs_django_chain_ratio",
     ],
-    "broker.py": ["publish_cpu_us_kombu", "publish_cpu_us_ours", "publish_ours_vs_kombu_ratio"],
+    "broker.py": [
+        "publish_cpu_us_kombu",
+        "publish_cpu_us_ours",
+        "publish_ours_vs_kombu_ratio",
+        "publish_cpu_us_staged",
+        "publish_staged_vs_ours_ratio",
+    ],
     "state_column.py": ["state_bytes", "jsonb_write_us", "text_write_us", "text_vs_jsonb_write_ratio"],
     "state_json.py": ["state_bytes", "write_us", "write_vs_json_module_ratio", "read_vs_json_module_ratio"],
     "hints.py": ["hint_p50_ms", "hint_p95_ms", "read_p50_ms", "hint_p50_vs_read_ratio"],
@@ -118,6 +124,7 @@ def test_the_broker_benchmark_publishes_through_both_transports(redis_url: str) 
     """Unset, REDIS_URL is the machine's Redis, database 15; here the test run's own database."""
     figures = run("broker.py", REDIS_URL=redis_url)
     assert figures["publish_cpu_us_kombu"] > 0 and figures["publish_cpu_us_ours"] > 0
+    assert figures["publish_cpu_us_staged"] > 0
 
 
 def test_the_embedded_benchmark_plays_whole_games_on_its_own_make_run_server() -> None:
