@@ -56,6 +56,7 @@ FIGURES = {
         "publish_ours_vs_kombu_ratio",
         "publish_cpu_us_staged",
         "publish_staged_vs_ours_ratio",
+        "staged_making_cpu_us",
     ],
     "state_column.py": ["state_bytes", "jsonb_write_us", "text_write_us", "text_vs_jsonb_write_ratio"],
     "state_json.py": ["state_bytes", "write_us", "write_vs_json_module_ratio", "read_vs_json_module_ratio"],
