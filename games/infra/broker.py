@@ -101,7 +101,8 @@ def _publisher(app: Any) -> _Publisher:
 def stageable(app: Any, redis_url: str) -> bool:
     """Whether `staged` can make this app's messages for a Redis client of `redis_url` now: not in
     eager mode, and a broker that is this transport on that same Redis, with kombu's default key
-    layout (no global key prefix). The broker's settings are read once per app and URL."""
+    layout (no global key prefix) and no `task-sent` events to send (Celery's `task_send_sent_event`,
+    off here). The broker's settings are read once per app and URL."""
     if app.conf.task_always_eager or not redis_url:
         return False
     key = (id(app), redis_url)
@@ -112,6 +113,7 @@ def stageable(app: Any, redis_url: str) -> bool:
             conf.broker_url == redis_url
             and conf.broker_transport == NAME
             and not (conf.broker_transport_options or {}).get("global_keyprefix")
+            and not conf.task_send_sent_event
         )
     return known
 

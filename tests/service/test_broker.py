@@ -79,6 +79,11 @@ def test_a_staged_message_is_the_one_apply_async_sends_and_a_worker_reads_it(
     monkeypatch.setattr(broker, "_stageable", {})
     assert broker.stageable(app, redis_url)
     assert not broker.stageable(app, redis_url + "0")  # another Redis than the broker's
+    monkeypatch.setattr(broker, "_stageable", {})
+    monkeypatch.setitem(app.conf, "task_send_sent_event", True)  # events staged messages do not send
+    assert not broker.stageable(app, redis_url)
+    monkeypatch.setitem(app.conf, "task_send_sent_event", False)
+    monkeypatch.setattr(broker, "_stageable", {})
     client = redis.Redis.from_url(redis_url)
     sent, staged = "test-staged-sent", "test-staged-made"
     client.delete(sent, staged)
