@@ -132,28 +132,17 @@ def staged(
     if parent is not None:  # as send_task: the task a worker is running is the new one's parent
         root_id, parent_id = parent.request.root_id or parent.request.id, parent.request.id
     task_id = uuid()
-    headers, properties, body, _ = amqp.create_task_message(
+    headers, properties, body, _ = amqp.create_task_message(  # the rest at send_task's defaults
         task_id,
         name,
         args,
         {},
-        countdown,
-        None,
-        None,
-        None,
-        None,
-        0,
-        None,
-        None,
-        None,
-        app.thread_oid,
-        task.time_limit,
-        task.soft_time_limit,
-        False,
-        root_id,
-        parent_id,
-        None,
-        None,
+        countdown=countdown,
+        reply_to=app.thread_oid,
+        time_limit=task.time_limit,
+        soft_time_limit=task.soft_time_limit,
+        root_id=root_id,
+        parent_id=parent_id,
         ignore_result=task.ignore_result,
     )
     exchange, routing_key = "", queue  # a direct queue: kombu's anonymous exchange, as send_task_message
