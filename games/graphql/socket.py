@@ -291,6 +291,7 @@ class Socket:
             self.init_seen = True
             if await self.authenticate(message.get("payload")):
                 self.acked = True
+                self.kept_alive = time.monotonic()  # a `ka` follows the ack: the period counts from it
                 await self.send({"type": "connection_ack"})
                 await self.send({"type": "ka"})
         elif kind == "start":
