@@ -35,6 +35,7 @@ import json
 import math
 import os
 import random
+import re
 import secrets
 import shutil
 import signal
@@ -206,6 +207,20 @@ class Stack:
             except psycopg.OperationalError:
                 time.sleep(0.05)
         raise RuntimeError("postgres did not start: see " + str(self.workdir / "postgres.log"))
+
+    def postgres_ready(self) -> float | None:
+        """When PostgreSQL last said it was ready to accept connections (its log's millisecond
+        time, on the perf_counter clock): the database's return, which `start_postgres`'s own
+        polling (a process among busy ones) noticed up to a few hundred milliseconds later. None
+        when the log does not say (another log_line_prefix or time zone)."""
+        text = (self.workdir / "postgres.log").read_text(errors="replace")
+        found = re.findall(
+            r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC.*ready to accept connections", text, re.M
+        )
+        if not found:
+            return None
+        at = dt.datetime.strptime(found[-1], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=dt.UTC).timestamp()
+        return time.perf_counter() - (time.time() - at)
 
     def stop_postgres(self) -> None:
         """A fast shutdown, as `pg_ctl restart -m fast` does: every connection is cut."""
@@ -938,7 +953,7 @@ async def faults(
         stack.stop_postgres()
         time.sleep(5)
         stack.start_postgres()
-        f.db_down = (down, time.perf_counter())
+        f.db_down = (down, stack.postgres_ready() or time.perf_counter())
 
     def replace_people_worker() -> None:
         stack.kill("people")
@@ -1593,6 +1608,10 @@ def load(args: argparse.Namespace, stack: Stack, meter: CpuMeter) -> bool:
         # passed while PostgreSQL was down, from the database's return (the service's own delay).
         own = [lag - max(0.0, up - due) * 1000 if down <= due <= up else lag for lag, due in result["lags"]]
         print(f"timeout_lag_p99_ms_counted_from_the_database_return: {_pct(own, 0.99):.0f}")
+        # ... and those deadlines alone: how long after the return each was acted on (the pool's
+        # reconnection and the clock's retry; bench/README.md, stop 56)
+        back = sorted(round(lag - (up - due) * 1000) for lag, due in result["lags"] if down <= due <= up)
+        print(f"timeout_after_the_database_return_ms: {', '.join(map(str, back)) or 'none due while down'}")
     print(f"timeout_lag_max_ms: {max(lags, default=float('nan')):.0f}")
     print(f"tables_finished: {result['finished']}")
     print(f"tables_unfinished_still_moving: {result['unfinished_moving']}")
@@ -1761,6 +1780,22 @@ def _finished(ids: list[int]) -> int:
     return Table.objects.filter(pk__in=ids, status="finished").count()
 
 
+def _print_slow_plays(name: str, f: Figures, over_ms: float, logs: Path | None) -> None:
+    """How the step's plays over `over_ms` fall in time: the distinct seconds that hold them and
+    the most in any one second (a burst, against plays spread thinly); with --logs, every play's
+    wall-clock start and latency in `<logs>/<name>plays.txt`, to lay beside the processes' logs."""
+    plays = list(zip(f.play_ms, (start for start, _ in f.play_spans), strict=True))
+    seconds = Counter(int(start) for ms, start in plays if ms > over_ms)
+    slow, busiest = seconds.total(), max(seconds.values(), default=0)
+    print(
+        f"{name}people_plays_over_{over_ms:g}_ms: {slow} in {len(seconds)} seconds, at most {busiest} in one"
+    )
+    if logs is not None:  # perf_counter: the system's monotonic clock, the same in every process
+        wall = time.time() - time.perf_counter()
+        lines = sorted(f"{start + wall:.3f} {ms:.1f}\n" for ms, start in plays)
+        (logs / f"{name}plays.txt").write_text("".join(lines))
+
+
 def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int, prefix: str = "") -> int:
     """Person tables 10, 20, 40, ... (--start, times --step-factor each step) beside `flood` bot-only
     tables, each step for --step-seconds, until a person's play p99 passes --p99-ms, and one step
@@ -1781,6 +1816,7 @@ def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int
         print(f"{name}people_play_p90_ms: {_pct(step.f.play_ms, 0.90):.1f}")
         print(f"{name}people_play_p99_ms: {p99:.1f}")
         print(f"{name}people_actions_per_second: {step.rate:.1f}")
+        _print_slow_plays(name, step.f, args.p99_ms, Path(args.logs) if args.logs else None)
         if HINTS.rate:
             print_hints(name, step.f, step.elapsed)
         if flood:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import time
+from collections.abc import Iterator
 
 import redis
 from celery import Task, shared_task
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
@@ -21,6 +24,7 @@ from games.models import Table
 from games.services import botturns, hints, review
 from games.services import exports as data_exports
 from games.services.record import has_people
+from hearts_service import outages
 from hearts_service.health import published_at
 
 log = logging.getLogger(__name__)
@@ -44,10 +48,11 @@ RELIABLE = {
 # with the backoff of the others (Celery doubles 1 s up to 10 s, with full jitter): a deadline that
 # passed during a PostgreSQL restart was acted on 1 to 2.7 s after the database came back (the load
 # run's restart, bench/README.md), the retry waiting out its backoff. Few clocks come due during an
-# outage, so a retry every quarter second costs little; after CLOCK_RETRIES (30 s) the sweep,
-# which queues every clock overdue by more than CLOCK_GRACE, takes over.
-CLOCK_RETRY_SECONDS = 0.25
-CLOCK_RETRIES = 120
+# outage, so a retry every tenth of a second costs little (a retry waits for a connection in the
+# pool, up to DB_POOL_TIMEOUT, while the database is away: few are made); after CLOCK_RETRIES (30 s)
+# the sweep, which queues every clock overdue by more than CLOCK_GRACE, takes over.
+CLOCK_RETRY_SECONDS = 0.1
+CLOCK_RETRIES = 300
 BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has lost its task
 CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more was lost (Redis, a dead worker)
 
@@ -117,15 +122,69 @@ def enforce_clock(table_id: int, version: int | None) -> int:
     return 0 if out.table is None else 1
 
 
-@shared_task(name="games.sweep", **RELIABLE)
-def sweep(limit: int = 500, inline: bool = False) -> int:
+# The sweep shares the clock lane with the turn clocks, and beat sends one every SWEEP_SECONDS. While
+# the database was down each one waited DB_POOL_TIMEOUT for a connection and was then retried with
+# backoff: in the load run's 5-s restart, 16 sweeps and retries held both of the lane's processes,
+# and the clocks due meanwhile were taken from the queue only 0.6 s after the database was back
+# (bench/README.md, stop 56). So a sweep run by a worker is never retried (the next one comes within
+# SWEEP_SECONDS), runs only where no other is running (SWEEP_LOCK, held at most SWEEP_LOCK_SECONDS),
+# and does nothing within half a period of the last one's end (SWEPT: the ones queued behind a slow
+# or blocked sweep); without Redis to say, it runs: it is the safety net for Redis's own failures. And
+# it waits at most half a period for a database connection (outages.connection_within), not
+# DB_POOL_TIMEOUT: a sweep blocked for 4.6 s still held one of the lane's two processes.
+SWEEP_LOCK, SWEPT = "hearts:sweep:running", "hearts:sweep:done"
+SWEEP_LOCK_SECONDS = 30.0
+SWEEP_OPTIONS = {k: v for k, v in RELIABLE.items() if k not in ("autoretry_for", "max_retries")}
+
+
+@contextlib.contextmanager
+def sweep_turn() -> Iterator[bool]:
+    """Whether this sweep is to run (see SWEEP_LOCK); True when Redis cannot say."""
+    client = notify.shared_redis()
+    lock, mine = None, True
+    if client is not None:
+        try:
+            if client.exists(SWEPT):
+                mine = False
+            else:
+                lock = client.lock(SWEEP_LOCK, timeout=SWEEP_LOCK_SECONDS, blocking=False)
+                if not lock.acquire():
+                    lock, mine = None, False
+        except redis.RedisError:
+            lock = None
+    try:
+        yield mine
+    finally:
+        if client is not None and lock is not None:
+            with contextlib.suppress(redis.RedisError):  # LockError too: it outlived its lock
+                client.set(SWEPT, "1", px=max(1, int(settings.SWEEP_SECONDS * 500)))
+                lock.release()
+
+
+@shared_task(name="games.sweep", bind=True, **SWEEP_OPTIONS)
+def sweep(self: Task, limit: int = 500, inline: bool = False) -> int:
     """The safety net for lost messages (a Redis restart, a worker killed before it queued the
     next task): every clock overdue by more than CLOCK_GRACE, and every bot move owed for longer
     than BOT_GRACE whose task is not still waiting in its queue, gets a task again (acted on here
     with `inline`, as the embedded worker does).
     On-time clocks are left to their ETA tasks, so the sweep does not compete with them. The
     correspondence reminders that came due are recorded here, each in a short transaction: their
-    time is in the database only (Table.reminder_at), so nothing else would find them."""
+    time is in the database only (Table.reminder_at), so nothing else would find them. A worker's
+    sweep runs only when no other is running or just ended (`sweep_turn`); called directly (the
+    embedded worker, tests) it always runs."""
+    if inline or self.request.called_directly or self.request.is_eager:
+        return _sweep(limit, inline)
+    with sweep_turn() as mine:
+        if not mine:
+            return 0
+        wait = settings.SWEEP_SECONDS / 2
+        if not outages.connection_within(wait):  # the database is away: the next sweep tries again
+            log.info("sweep: no database connection within %.2f s", wait)
+            return 0
+        return _sweep(limit, inline)
+
+
+def _sweep(limit: int, inline: bool) -> int:
     now = timezone.now()
     closed = [Table.Status.FINISHED, Table.Status.ABANDONED]  # open tables: a quick-play wait
     active = Table.objects.exclude(status__in=closed)

@@ -66,11 +66,11 @@ def _tracing(**_: Any) -> None:
     tracing.setup("worker")
 
 
-@signals.task_prerun.connect
 @signals.task_postrun.connect
 def _connections_back(sender: Any = None, **_: Any) -> None:
-    """Before and after each task run by a worker: give the database connection back to the pool
-    (or close it when it is broken or past CONN_MAX_AGE), as Django does at the end of a request.
+    """After each task run by a worker: give the database connection back to the pool (or close it
+    when it is broken or past CONN_MAX_AGE), as Django does at the end of a request; so a task
+    starts with none (a child killed mid-task is replaced by a new process, which has none either).
     Never for a task run eagerly, inside its caller's transaction (the embedded run, tests)."""
     request = getattr(sender, "request", None)
     if request is not None and not getattr(request, "is_eager", False):

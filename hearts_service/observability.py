@@ -73,6 +73,29 @@ class ContextFilter(logging.Filter):
         return True
 
 
+class Repeats(logging.Filter):
+    """Lets a message through once per `seconds` (per logger and message template), counting the
+    ones held back in the next that passes: psycopg's pool logs every failed attempt to reconnect,
+    20 a second per process while the database is down (hearts_service.outages.RECONNECT_EVERY)."""
+
+    def __init__(self, seconds: float = 5.0) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.last: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, str(record.msg))
+        now = time.monotonic()
+        since, held = self.last.get(key, (-self.seconds, 0))
+        if now - since < self.seconds:
+            self.last[key] = (since, held + 1)
+            return False
+        self.last[key] = (now, 0)
+        if held:
+            record.msg = f"{record.msg} ({held} more like it in the last {now - since:.0f} s)"
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, the context fields known, and the
     traceback (`exc`) of an exception. Only these fields: never a record's other extras."""

@@ -561,7 +561,10 @@ METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "hearts_service.observability.ContextFilter"}},
+    "filters": {
+        "context": {"()": "hearts_service.observability.ContextFilter"},
+        "repeats": {"()": "hearts_service.observability.Repeats", "seconds": 5.0},
+    },
     "formatters": {
         "text": {"()": "hearts_service.observability.TextFormatter"},
         "json": {"()": "hearts_service.observability.JsonFormatter"},
@@ -583,5 +586,7 @@ LOGGING = {
         "uvicorn": {"handlers": ["stdout"], "level": LOG_LEVEL, "propagate": False},
         "uvicorn.error": {"level": LOG_LEVEL},
         "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+        # a failed reconnection attempt, every RECONNECT_EVERY while the database is down: one in 5 s
+        "psycopg.pool": {"filters": ["repeats"]},
     },
 }

@@ -456,3 +456,29 @@ def test_probes_and_scrapes_answer_whatever_host_they_are_sent_and_other_paths_d
         assert client().get(path, **pod).status_code == 200, path
     refused = client().get("/api/v1/rules", **pod)
     assert refused.status_code == 400 and refused.json()["code"] == "malformed_request"
+
+
+def test_the_pools_reconnection_failures_are_logged_once_in_five_seconds_with_a_count(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the database is down each pool tries to reconnect every 0.05 s and logs every failure:
+    the `repeats` filter on psycopg.pool passes one a 5 s, saying how many it held back."""
+    from hearts_service import observability
+
+    now = [1000.0]
+    monkeypatch.setattr(observability.time, "monotonic", lambda: now[0])
+    pool_log = logging.getLogger("psycopg.pool")
+    assert any(isinstance(f, observability.Repeats) for f in pool_log.filters)  # settings.LOGGING
+    with caplog.at_level(logging.WARNING, logger="psycopg.pool"):
+        for _ in range(100):  # 5 s of attempts
+            pool_log.warning("error connecting in %r: %s", "pool-1", "connection refused")
+            now[0] += 0.05
+        pool_log.warning("discarding closed connection: %s", "<conn>")  # another message: its own count
+        now[0] += 0.01  # (past the 5 s, whatever the float sum says)
+        pool_log.warning("error connecting in %r: %s", "pool-1", "connection refused")
+    lines = [r.getMessage() for r in caplog.records if r.name == "psycopg.pool"]
+    assert lines == [
+        "error connecting in 'pool-1': connection refused",
+        "discarding closed connection: <conn>",
+        "error connecting in 'pool-1': connection refused (99 more like it in the last 5 s)",
+    ]
