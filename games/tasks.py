@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import redis
 from celery import Task, shared_task
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -53,6 +53,10 @@ RELIABLE = {
 # the sweep, which queues every clock overdue by more than CLOCK_GRACE, takes over.
 CLOCK_RETRY_SECONDS = 0.1
 CLOCK_RETRIES = 300
+# ... and tried again at once, in the task, on a connection that broke: after a restart, each of a
+# process's idle pooled connections fails the first query given to it, and a retry through the
+# queue waited 0.3 to 0.7 s more for its turn in the lane after the database was back (stop 56).
+BROKEN_RETRIES = 3
 BOT_GRACE = dt.timedelta(seconds=2)  # a bot move owed for longer than this has lost its task
 CLOCK_GRACE = dt.timedelta(milliseconds=500)  # a clock overdue by more was lost (Redis, a dead worker)
 
@@ -113,13 +117,23 @@ def _moved_lately(row: Table | None) -> bool:
 def enforce_clock(table_id: int, version: int | None) -> int:
     """Sent when the table's clock came due (games.infra.clocks; `version` None) or by the sweep:
     acts for the late seats if the table's deadline has passed (and it is still at `version`);
-    returns 1 when it acted, else 0."""
-    try:
-        out = services.clock_expired(table_id=table_id, version=version)
-    except ServiceError as exc:  # the table is gone (deleted): no clock to enforce
-        log.info("enforce_clock for table %s: %s", table_id, exc.code)
-        return 0
-    return 0 if out.table is None else 1
+    returns 1 when it acted, else 0. A connection that broke (its idle pooled connections are
+    broken once PostgreSQL has restarted, and each is found at its use) is given back and the clock
+    tried again at once, up to BROKEN_RETRIES times; the database out of reach is Celery's retry."""
+    for attempt in range(BROKEN_RETRIES + 1):
+        try:
+            out = services.clock_expired(table_id=table_id, version=version)
+        except ServiceError as exc:  # the table is gone (deleted): no clock to enforce
+            log.info("enforce_clock for table %s: %s", table_id, exc.code)
+            return 0
+        except (OperationalError, InterfaceError) as exc:
+            if attempt == BROKEN_RETRIES or not outages.broken_connection(exc) or connection.in_atomic_block:
+                raise  # (inside a caller's transaction, an eager run, nothing may be given back)
+            outages.renew_connections(exc)  # the pool's idle ones tested (at most every 0.5 s)
+            close_old_connections()  # the broken one dropped: the next query takes another
+            continue
+        return 0 if out.table is None else 1
+    return 0  # (not reached: the last attempt returns or raises)
 
 
 # The sweep shares the clock lane with the turn clocks, and beat sends one every SWEEP_SECONDS. While

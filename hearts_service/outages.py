@@ -93,6 +93,16 @@ def renew_connections(exception: BaseException) -> bool:
     return True
 
 
+def broken_connection(exception: BaseException) -> bool:
+    """Whether `exception` is a connection that broke (the server restarted, or cut it) rather than
+    the database being out of reach (psycopg_pool's PoolTimeout: no connection could be had within
+    DB_POOL_TIMEOUT): trying again at once, on another connection, may then succeed."""
+    from psycopg_pool import PoolTimeout
+
+    cause = exception.__cause__
+    return isinstance(exception, UNAVAILABLE) and not isinstance(cause, PoolTimeout)
+
+
 def connection_within(seconds: float) -> bool:
     """Whether this process's pool hands out a database connection within `seconds` (it may still
     be a broken one, found at its first query); True without a pool or with a connection held. For
@@ -108,6 +118,7 @@ def connection_within(seconds: float) -> bool:
     from psycopg_pool import PoolTimeout
 
     try:
+        pool.open()  # as Django's backend does before its first getconn (a no-op once open)
         held = pool.getconn(timeout=seconds)
     except PoolTimeout:
         return False

@@ -235,6 +235,44 @@ def test_a_clock_task_retries_every_tenth_of_a_second_through_an_outage_longer_t
     assert Move.objects.filter(table_id=table_id, position=0, kind="pass").exists()
 
 
+def test_a_clock_whose_connection_broke_is_tried_again_at_once_on_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a PostgreSQL restart each idle pooled connection fails the first query given to it: the
+    clock's task gives it back and tries again at once (a retry through the queue waited its turn in
+    the lane); a database out of reach (the pool's timeout) is left to Celery's steady retry."""
+    from psycopg_pool import PoolTimeout
+
+    table_id, _ = _person_and_bots()
+    table = Table.objects.get(pk=table_id)
+    _overdue(table_id)
+    real, calls = services.clock_expired, []
+
+    def broke_once(**kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("terminating connection due to administrator command")
+        return real(**kwargs)
+
+    def unreachable(**_: Any) -> Any:
+        calls.append(1)
+        try:
+            raise PoolTimeout("couldn't get a connection after 5.00 sec")
+        except PoolTimeout as exc:
+            raise OperationalError(str(exc)) from exc
+
+    with monkeypatch.context() as patched:
+        patched.setattr(services, "clock_expired", unreachable)
+        with pytest.raises(Retry):
+            tasks.enforce_clock.apply((table_id, table.version), retries=0)
+        assert len(calls) == 1  # no attempt at once: the next waits CLOCK_RETRY_SECONDS
+        calls.clear()
+        patched.setattr(services, "clock_expired", broke_once)
+        assert tasks.enforce_clock.apply((table_id, table.version)).get() == 1
+        assert len(calls) == 2
+    assert Move.objects.filter(table_id=table_id, position=0, kind="pass").exists()
+
+
 def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
     table_id, token = _person_and_bots()
     _overdue(table_id)
