@@ -107,6 +107,7 @@ def _moved_lately(row: Table | None) -> bool:
 
 @shared_task(
     name="games.enforce_clock",
+    bind=True,
     **{
         **RELIABLE,
         "retry_backoff": False,
@@ -114,26 +115,75 @@ def _moved_lately(row: Table | None) -> bool:
         "max_retries": CLOCK_RETRIES,
     },
 )
-def enforce_clock(table_id: int, version: int | None) -> int:
+def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
     """Sent when the table's clock came due (games.infra.clocks; `version` None) or by the sweep:
     acts for the late seats if the table's deadline has passed (and it is still at `version`);
     returns 1 when it acted, else 0. A connection that broke (its idle pooled connections are
     broken once PostgreSQL has restarted, and each is found at its use) is given back and the clock
-    tried again at once, up to BROKEN_RETRIES times; the database out of reach is Celery's retry."""
+    tried again at once, up to BROKEN_RETRIES times; the database out of reach is Celery's retry.
+    Once the database is back from such an outage, the task also acts on the other clocks that came
+    due meanwhile (`catch_up`)."""
     for attempt in range(BROKEN_RETRIES + 1):
         try:
             out = services.clock_expired(table_id=table_id, version=version)
         except ServiceError as exc:  # the table is gone (deleted): no clock to enforce
             log.info("enforce_clock for table %s: %s", table_id, exc.code)
-            return 0
+            out = None
         except (OperationalError, InterfaceError) as exc:
             if attempt == BROKEN_RETRIES or not outages.broken_connection(exc) or connection.in_atomic_block:
                 raise  # (inside a caller's transaction, an eager run, nothing may be given back)
             outages.renew_connections(exc)  # the pool's idle ones tested (at most every 0.5 s)
             close_old_connections()  # the broken one dropped: the next query takes another
             continue
-        return 0 if out.table is None else 1
-    return 0  # (not reached: the last attempt returns or raises)
+        if (attempt or self.request.retries) and not connection.in_atomic_block:
+            catch_up(table_id)
+        return 0 if out is None or out.table is None else 1
+    raise AssertionError("not reached: the last attempt returns or raises")
+
+
+# After an outage of the database, every clock that came due meanwhile has its task retrying (every
+# CLOCK_RETRY_SECONDS, in the lane's two processes), and each one's first query after the return
+# costs a new connection and its statements prepared again, in a machine busy with every process
+# reconnecting: the later ones of a 5-s restart's six were acted on 300 to 360 ms after the return,
+# three rounds of the lane behind the first (bench/README.md, stop 56). So the first clock task that
+# gets through after an outage acts on the others too, on its warm connection, earliest deadline
+# first; their own tasks then find nothing to do. One task at a time does it (CATCH_UP_LOCK, or
+# every one without Redis: a clock acted on twice is refused by its version), and at most
+# CATCH_UP_TABLES: after a long outage the sweep and their own tasks do the rest.
+CATCH_UP_TABLES = 50
+CATCH_UP_LOCK = "hearts:clocks:catching-up"
+
+
+def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
+    """Act on the clocks overdue now (but table `done`'s): how many were acted on."""
+    client = notify.shared_redis()
+    if client is not None:
+        with contextlib.suppress(redis.RedisError):
+            if not client.set(CATCH_UP_LOCK, "1", nx=True, px=2000):
+                return 0  # another clock task is catching up
+    closed = [Table.Status.FINISHED, Table.Status.ABANDONED]
+    due = (
+        Table.objects.exclude(status__in=closed)
+        .filter(deadline__lte=timezone.now())
+        .exclude(pk=done)
+        .order_by("deadline")
+        .values_list("pk", "version")[:limit]
+    )
+    acted = 0
+    for table_id, version in list(due):
+        try:
+            acted += services.clock_expired(table_id=table_id, version=version).table is not None
+        except ServiceError:  # deleted meanwhile
+            continue
+        except DatabaseError:  # away again: their own tasks retry
+            log.info("clock catch-up stopped: the database", exc_info=True)
+            break
+    if acted:
+        log.info("clock catch-up after an outage: %d overdue tables acted on", acted)
+    if client is not None:
+        with contextlib.suppress(redis.RedisError):
+            client.delete(CATCH_UP_LOCK)
+    return acted
 
 
 # The sweep shares the clock lane with the turn clocks, and beat sends one every SWEEP_SECONDS. While

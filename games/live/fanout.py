@@ -329,8 +329,13 @@ class Follow:
             feed.offer(table)
 
     async def wait(self, timeout: float) -> None:
+        """Until a feed has news for this stream, or `timeout` seconds. With asyncio.timeout, not
+        wait_for: Python 3.11's wait_for loses a cancellation that meets the event's setting (it
+        returns instead), and the stream's task went on following a table after its subscription
+        was stopped (the socket's `stop`, awaiting it, then held the socket up)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.event.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self.event.wait()
 
     def close(self) -> None:
         for table_id in self.tables:
@@ -442,7 +447,8 @@ class Hub:
                     log.warning("streams: subscribe failed: %s", exc)
             waits = [self.subscribed[c] for c in channels if c in self.subscribed]
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*map(asyncio.shield, waits)), CONFIRM_SECONDS)
+            async with asyncio.timeout(CONFIRM_SECONDS):  # (not wait_for: see Follow.wait)
+                await asyncio.gather(*map(asyncio.shield, waits))
 
     def unsubscribe(self, channel: str) -> None:
         """One stream less needs `channel`; the last one's leaving unsubscribes at the next sweep."""

@@ -273,6 +273,41 @@ def test_a_clock_whose_connection_broke_is_tried_again_at_once_on_another(
     assert Move.objects.filter(table_id=table_id, position=0, kind="pass").exists()
 
 
+def test_the_first_clock_through_after_an_outage_acts_on_the_others_that_came_due_meanwhile(
+    redis_url: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clock task that was retried (the database away) or found its connection broken acts, once
+    through, on every other overdue clock too, earliest first, instead of leaving each to its own
+    retry's turn in the lane; one task at a time (a Redis lock), and never a clock not yet due."""
+    url = urlunsplit(urlsplit(redis_url)._replace(path="/12"))  # a database no other test uses
+    broker = redis.Redis.from_url(url)
+    broker.flushdb()
+    settings.REDIS_URL = url
+    monkeypatch.setattr(notify, "_clients", {})
+    first, second, third, later = (_person_and_bots()[0] for _ in range(4))
+    for table_id in (first, second, third):
+        _overdue(table_id)
+    Table.objects.filter(pk=later).update(deadline=timezone.now() + dt.timedelta(minutes=5))
+    versions = dict(Table.objects.values_list("pk", "version"))
+
+    def passed(table_id: int) -> bool:
+        return Move.objects.filter(table_id=table_id, position=0, kind="pass").exists()
+
+    assert tasks.enforce_clock.apply((first, versions[first])).get() == 1  # no outage: this clock alone
+    assert passed(first) and not passed(second) and not passed(third)
+    broker.set(tasks.CATCH_UP_LOCK, "1", px=2000)  # another task is catching up
+    assert tasks.enforce_clock.apply((second, versions[second]), retries=3).get() == 1
+    assert passed(second) and not passed(third)
+    broker.delete(tasks.CATCH_UP_LOCK)
+    _overdue(second)  # the person's next clock too, come due meanwhile
+    versions = dict(Table.objects.values_list("pk", "version"))
+    assert tasks.enforce_clock.apply((first, versions[first] - 1), retries=3).get() == 0  # moved on, yet
+    assert passed(third) and Table.objects.get(pk=second).version > versions[second]  # it caught up
+    assert not passed(later) and not broker.exists(tasks.CATCH_UP_LOCK)
+    assert tasks.enforce_clock.apply((third, versions[third]), retries=1).get() == 0  # done already
+    broker.flushdb()
+
+
 def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
     table_id, token = _person_and_bots()
     _overdue(table_id)

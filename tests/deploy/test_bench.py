@@ -58,6 +58,11 @@ FIGURES = {
         "publish_staged_vs_ours_ratio",
         "staged_making_cpu_us",
     ],
+    "ratelimit.py": [
+        "ratelimit_cpu_us_one_trip",
+        "ratelimit_cpu_us_two_trips",
+        "ratelimit_one_vs_two_trips_ratio",
+    ],
     "state_column.py": ["state_bytes", "jsonb_write_us", "text_write_us", "text_vs_jsonb_write_ratio"],
     "state_json.py": ["state_bytes", "write_us", "write_vs_json_module_ratio", "read_vs_json_module_ratio"],
     "hints.py": ["hint_p50_ms", "hint_p95_ms", "read_p50_ms", "hint_p50_vs_read_ratio"],
@@ -126,6 +131,13 @@ def test_the_broker_benchmark_publishes_through_both_transports(redis_url: str) 
     figures = run("broker.py", REDIS_URL=redis_url)
     assert figures["publish_cpu_us_kombu"] > 0 and figures["publish_cpu_us_ours"] > 0
     assert figures["publish_cpu_us_staged"] > 0
+
+
+@pytest.mark.needs_redis
+def test_the_rate_limit_benchmark_counts_both_ways(redis_url: str) -> None:
+    """Unset, REDIS_URL is the machine's Redis, database 15; here the test run's own database."""
+    figures = run("ratelimit.py", REDIS_URL=redis_url)
+    assert figures["ratelimit_cpu_us_one_trip"] > 0 and figures["ratelimit_cpu_us_two_trips"] > 0
 
 
 def test_the_embedded_benchmark_plays_whole_games_on_its_own_make_run_server() -> None:
