@@ -145,22 +145,19 @@ def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
 # CLOCK_RETRY_SECONDS, in the lane's two processes), and each one's first query after the return
 # costs a new connection and its statements prepared again, in a machine busy with every process
 # reconnecting: the later ones of a 5-s restart's six were acted on 300 to 360 ms after the return,
-# three rounds of the lane behind the first (bench/README.md, stop 56). So the first clock task that
-# gets through after an outage acts on the others too, on its warm connection, earliest deadline
-# first; their own tasks then find nothing to do. One task at a time does it (CATCH_UP_LOCK, or
-# every one without Redis: a clock acted on twice is refused by its version), and at most
-# CATCH_UP_TABLES: after a long outage the sweep and their own tasks do the rest.
+# three rounds of the lane behind the first (bench/README.md, stop 56). So a clock task that got
+# through after an outage acts on the others too, on its warm connection, earliest deadline first;
+# their own tasks then find nothing to do. Each table is claimed first (CAUGHT_UP, in Redis), so that
+# the lane's processes, each catching up after its own task, share the list instead of queueing on
+# the same rows (without Redis each acts on every one: a clock acted on twice is refused by its
+# version). At most CATCH_UP_TABLES: after a long outage the sweep and their own tasks do the rest.
 CATCH_UP_TABLES = 50
-CATCH_UP_LOCK = "hearts:clocks:catching-up"
+CAUGHT_UP = "hearts:clocks:caught-up:{table}:{version}"
 
 
 def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
     """Act on the clocks overdue now (but table `done`'s): how many were acted on."""
     client = notify.shared_redis()
-    if client is not None:
-        with contextlib.suppress(redis.RedisError):
-            if not client.set(CATCH_UP_LOCK, "1", nx=True, px=2000):
-                return 0  # another clock task is catching up
     closed = [Table.Status.FINISHED, Table.Status.ABANDONED]
     due = (
         Table.objects.exclude(status__in=closed)
@@ -171,6 +168,12 @@ def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
     )
     acted = 0
     for table_id, version in list(due):
+        if client is not None:
+            try:
+                if not client.set(CAUGHT_UP.format(table=table_id, version=version), "1", nx=True, px=5000):
+                    continue  # another task has it
+            except redis.RedisError:
+                client = None  # act on each (a second act is refused)
         try:
             acted += services.clock_expired(table_id=table_id, version=version).table is not None
         except ServiceError:  # deleted meanwhile
@@ -180,9 +183,6 @@ def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
             break
     if acted:
         log.info("clock catch-up after an outage: %d overdue tables acted on", acted)
-    if client is not None:
-        with contextlib.suppress(redis.RedisError):
-            client.delete(CATCH_UP_LOCK)
     return acted
 
 

@@ -304,6 +304,7 @@ def test_compose_services_migrate_once_then_run_web_worker_and_one_beat() -> Non
     assert services["worker-clocks"]["environment"]["WORKER_CONCURRENCY"] == "1"
     assert services["worker-bots"]["cpu_shares"] < 1024  # the people lanes and the web go first
     assert services["worker-hints"]["cpu_shares"] < services["worker-bots"]["cpu_shares"]  # and the bots
+    assert services["worker-clocks"]["cpu_shares"] > 1024  # deadlines before everything else
     assert "beat" in command_text(services["beat"])
     assert services["beat"].get("deploy", {}).get("replicas", 1) == 1
     assert "scale" not in services["beat"]
