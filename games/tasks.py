@@ -121,8 +121,10 @@ def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
     returns 1 when it acted, else 0. A connection that broke (its idle pooled connections are
     broken once PostgreSQL has restarted, and each is found at its use) is given back and the clock
     tried again at once, up to BROKEN_RETRIES times; the database out of reach is Celery's retry.
-    Once the database is back from such an outage, the task also acts on the other clocks that came
-    due meanwhile (`catch_up`)."""
+    Once the database is back from such an outage (the task was retried, met a broken connection or
+    waited longer than CLOCK_GRACE for one), the task also acts on the other clocks that came due
+    meanwhile (`catch_up`)."""
+    started = time.monotonic()
     for attempt in range(BROKEN_RETRIES + 1):
         try:
             out = services.clock_expired(table_id=table_id, version=version)
@@ -135,7 +137,8 @@ def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
             outages.renew_connections(exc)  # the pool's idle ones tested (at most every 0.5 s)
             close_old_connections()  # the broken one dropped: the next query takes another
             continue
-        if (attempt or self.request.retries) and not connection.in_atomic_block:
+        waited = time.monotonic() - started > CLOCK_GRACE.total_seconds()  # for a connection, as a rule
+        if (attempt or self.request.retries or waited) and not connection.in_atomic_block:
             catch_up(table_id)
         return 0 if out is None or out.table is None else 1
     raise AssertionError("not reached: the last attempt returns or raises")
@@ -146,7 +149,9 @@ def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
 # costs a new connection and its statements prepared again, in a machine busy with every process
 # reconnecting: the later ones of a 5-s restart's six were acted on 300 to 360 ms after the return,
 # three rounds of the lane behind the first (bench/README.md, stop 56). So a clock task that got
-# through after an outage acts on the others too, on its warm connection, earliest deadline first;
+# through after an outage (retried, or held up waiting for a connection: each of the lane's
+# processes has one such task when the database comes back) acts on the others too, on its warm
+# connection, earliest deadline first;
 # their own tasks then find nothing to do. Each table is claimed first (CAUGHT_UP, in Redis), so that
 # the lane's processes, each catching up after its own task, share the list instead of queueing on
 # the same rows (without Redis each acts on every one: a clock acted on twice is refused by its

@@ -276,10 +276,10 @@ def test_a_clock_whose_connection_broke_is_tried_again_at_once_on_another(
 def test_the_first_clock_through_after_an_outage_acts_on_the_others_that_came_due_meanwhile(
     redis_url: str, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A clock task that was retried (the database away) or found its connection broken acts, once
-    through, on every other overdue clock too, earliest first, instead of leaving each to its own
-    retry's turn in the lane; a table another task claimed is left to it, and a clock not yet due
-    is never touched."""
+    """A clock task that was retried (the database away), found its connection broken or waited for
+    one acts, once through, on every other overdue clock too, earliest first, instead of leaving
+    each to its own retry's turn in the lane; a table another task claimed is left to it, and a
+    clock not yet due is never touched."""
     url = urlunsplit(urlsplit(redis_url)._replace(path="/12"))  # a database no other test uses
     broker = redis.Redis.from_url(url)
     broker.flushdb()
@@ -307,6 +307,19 @@ def test_the_first_clock_through_after_an_outage_acts_on_the_others_that_came_du
     assert passed(third) and Table.objects.get(pk=second).version > versions[second]  # it caught up
     assert not passed(later)
     assert tasks.enforce_clock.apply((third, versions[third]), retries=1).get() == 0  # done already
+    _overdue(first)  # a clock whose task waited for its connection (the pool, the database away)
+    _overdue(third)
+    real = services.clock_expired
+    versions = dict(Table.objects.values_list("pk", "version"))
+
+    def held_up(**kwargs: Any) -> Any:
+        if kwargs["table_id"] == first:
+            time.sleep(tasks.CLOCK_GRACE.total_seconds() + 0.1)
+        return real(**kwargs)
+
+    monkeypatch.setattr(services, "clock_expired", held_up)
+    assert tasks.enforce_clock.apply((first, versions[first])).get() == 1  # first attempt, no retry
+    assert Table.objects.get(pk=third).version > versions[third]  # it caught up too
     broker.flushdb()
 
 
