@@ -150,12 +150,12 @@ def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
 # reconnecting: the later ones of a 5-s restart's six were acted on 300 to 360 ms after the return,
 # three rounds of the lane behind the first (bench/README.md, stop 56). So a clock task that got
 # through after an outage (retried, or held up waiting for a connection: each of the lane's
-# processes has one such task when the database comes back) acts on the others too, on its warm
-# connection, earliest deadline first;
-# their own tasks then find nothing to do. Each table is claimed first (CAUGHT_UP, in Redis), so that
-# the lane's processes, each catching up after its own task, share the list instead of queueing on
-# the same rows (without Redis each acts on every one: a clock acted on twice is refused by its
-# version). At most CATCH_UP_TABLES: after a long outage the sweep and their own tasks do the rest.
+# processes has one such task when the database comes back) acts on the others too, on its
+# connection already made, earliest deadline first, and their own tasks then find nothing to do.
+# Each table is claimed first (CAUGHT_UP, in Redis), so that the lane's processes, each catching up
+# after its own task, share the list instead of queueing on the same rows (without Redis each acts
+# on every one: a clock acted on twice is refused by its version). At most CATCH_UP_TABLES: after a
+# long outage the sweep and their own tasks do the rest.
 CATCH_UP_TABLES = 50
 CAUGHT_UP = "hearts:clocks:caught-up:{table}:{version}"
 

@@ -126,7 +126,7 @@ def _count(windows: list[tuple[str, Rate]], now: float) -> list[tuple[int, int]]
         script = _scripts[id(client)] = client.register_script(_COUNT)
     keys = [f"hearts:rl:{key}:{int(now // rate.seconds)}" for key, rate in windows]
     args = [n for _, rate in windows for n in (rate.count, rate.seconds + 1)]
-    counts = cast(list[int], script(keys=keys, args=args))
+    counts = cast(list[int], script(keys=keys, args=args, client=client))
     return [(int(count), _left(rate, now)) for count, (_, rate) in zip(counts, windows, strict=False)]
 
 
