@@ -13,7 +13,7 @@ import redis
 from celery import Task, shared_task
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import games.records.archive as archive
@@ -162,10 +162,8 @@ CAUGHT_UP = "hearts:clocks:caught-up:{table}:{version}"
 
 def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
     """Act on the clocks overdue now (but table `done`'s): how many were acted on."""
-    client = notify.shared_redis()
-    closed = [Table.Status.FINISHED, Table.Status.ABANDONED]
     due = (
-        Table.objects.exclude(status__in=closed)
+        _open_tables()
         .filter(deadline__lte=timezone.now())
         .exclude(pk=done)
         .order_by("deadline")
@@ -173,12 +171,8 @@ def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
     )
     acted = 0
     for table_id, version in list(due):
-        if client is not None:
-            try:
-                if not client.set(CAUGHT_UP.format(table=table_id, version=version), "1", nx=True, px=5000):
-                    continue  # another task has it
-            except redis.RedisError:
-                client = None  # act on each (a second act is refused)
+        if not _first_claim(CAUGHT_UP.format(table=table_id, version=version), 5.0):
+            continue  # another task has it
         try:
             acted += services.clock_expired(table_id=table_id, version=version).table is not None
         except ServiceError:  # deleted meanwhile
@@ -255,9 +249,7 @@ def sweep(self: Task, limit: int = 500, inline: bool = False) -> int:
 
 def _sweep(limit: int, inline: bool) -> int:
     now = timezone.now()
-    closed = [Table.Status.FINISHED, Table.Status.ABANDONED]  # open tables: a quick-play wait
-    active = Table.objects.exclude(status__in=closed)
-    due = active.filter(
+    due = _open_tables().filter(
         Q(deadline__lte=now - CLOCK_GRACE) | Q(bot_turn=True, updated_at__lte=now - BOT_GRACE)
     )
     found = 0
@@ -313,15 +305,25 @@ def _waiting_since() -> dict[str, dt.datetime]:
 
 def _first_requeue(table_id: int, version: int, seconds: int) -> bool:
     """Whether the sweep has not queued this table's task for this version in the last `seconds`
-    (always true when Redis cannot say: a duplicate task does nothing)."""
+    (a duplicate task does nothing)."""
+    return _first_claim(f"hearts:requeued:{table_id}:{version}", seconds)
+
+
+def _first_claim(key: str, seconds: float) -> bool:
+    """Whether nobody claimed `key` in the last `seconds` (claimed now); True when Redis cannot say:
+    what a claim guards is safe to do twice (refused by its version, or a task that does nothing)."""
     client = notify.shared_redis()
     if client is None:
         return True
-    key = f"hearts:requeued:{table_id}:{version}"
     try:
-        return bool(client.set(key, "1", nx=True, ex=seconds))
+        return bool(client.set(key, "1", nx=True, px=max(1, int(seconds * 1000))))
     except redis.RedisError:
         return True
+
+
+def _open_tables() -> QuerySet[Table]:
+    """Tables not finished or abandoned (an open table may be in a quick-play wait)."""
+    return Table.objects.exclude(status__in=[Table.Status.FINISHED, Table.Status.ABANDONED])
 
 
 @shared_task(name="games.deliver_webhook", **{**RELIABLE, "soft_time_limit": 30, "time_limit": 45})
