@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+import aiohttp
 import httpx
 import psycopg
 import uvloop
@@ -505,8 +506,8 @@ class Profiler:
         out.mkdir(parents=True, exist_ok=True)
         self.out, self.procs = out, []
         for kind in [*PROFILED, "client"]:
-            if kind == "client":
-                found = [str(os.getpid())]
+            if kind == "client":  # this process and the ones the people play from (play_elsewhere)
+                found = [str(os.getpid()), *_spawned()]
             else:
                 parent = str(stack.procs[kind].pid)
                 found = subprocess.run(["pgrep", "-P", parent], capture_output=True, text=True).stdout.split()
@@ -532,6 +533,16 @@ class Profiler:
             except subprocess.TimeoutExpired:
                 proc.send_signal(signal.SIGINT)
                 proc.wait(30)
+
+
+def _spawned() -> list[str]:
+    """The pids of this process's children started by multiprocessing's spawn (the client's)."""
+    out, children = [], subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True)
+    for pid in children.stdout.split():
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                out.append(pid)
+    return out
 
 
 # Folding a sample's stack into a component. A frame is `function (file:line)`, the file relative to
@@ -564,7 +575,7 @@ WORK = [
     (("bots/",), "bots"),
     (("games/engine/",), "engine"),
     (("uvicorn/", "h11/", "httptools/"), "server"),
-    (("httpx/", "httpcore/", "anyio/"), "httpx"),  # the client's HTTP
+    (("aiohttp/", "yarl/", "multidict/", "httpx/", "httpcore/", "anyio/"), "http_client"),  # the client
     (
         (
             *("django/core/", "django/middleware/", "django/contrib/", "django/http/", "django/urls/"),
@@ -691,6 +702,77 @@ class Figures:
     bot_actions_in_run: int = 0
 
 
+# The client's HTTP: aiohttp, whose parser and URL handling are in C. The people's processes ran on
+# httpx until stop 58; its layers (httpcore, anyio, h11, all Python) were 84% of the client's CPU, a
+# sixth of the machine's at the capacity steps: CPU the service's processes did not get, although a
+# real client runs on the people's own phones (bench/README.md, stop 58). The stack's own HTTP
+# (webhooks, pushes, brought bots) is unchanged: httpx, in the service.
+HTTP_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError)
+
+
+@dataclass
+class Answer:
+    """A whole response: its status and body."""
+
+    status_code: int
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(errors="replace")
+
+
+class Http:
+    """An HTTP/1.1 client on `base` with kept-alive connections (at most `connections`, 0: no
+    bound): whole answers (`get`, `post`) and a streamed body (`stream`). Connections idle 4 s are
+    closed, before uvicorn closes them at its 5 s."""
+
+    def __init__(self, base: str, connections: int = 0, read: float = 45.0) -> None:
+        self.base = base
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=connections, keepalive_timeout=4.0),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=15.0, sock_read=read),
+        )
+
+    async def __aenter__(self) -> Http:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.session.close()
+
+    def _url(self, url: str) -> str:
+        return url if "://" in url else self.base + url
+
+    async def get(
+        self,
+        url: str,
+        *,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Answer:
+        # (the session's timeouts unless given: aiohttp takes `timeout=None` for no timeout at all)
+        limit = {} if timeout is None else {"timeout": aiohttp.ClientTimeout(total=timeout)}
+        async with self.session.get(self._url(url), params=params, headers=headers, **limit) as r:
+            return Answer(r.status, await r.read())
+
+    async def post(self, url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Answer:
+        async with self.session.post(self._url(url), json=body, headers=headers) as r:
+            return Answer(r.status, await r.read())
+
+    def stream(
+        self, url: str, params: dict[str, Any], headers: dict[str, str]
+    ) -> contextlib.AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """`async with http.stream(...) as r`: `r.status`, and the body as it comes (`_lines`)."""
+        return self.session.get(self._url(url), params=params, headers=headers)
+
+
 @dataclass
 class Person:
     """A scripted person: `stream` follows the table's event stream and acts at once on each
@@ -713,13 +795,12 @@ class WebPushControl:
     """The bench's side of the local Web Push service's control API (serve_webpush)."""
 
     def __init__(self, url: str) -> None:
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
-        self.http = httpx.AsyncClient(base_url=url, limits=limits, timeout=httpx.Timeout(10.0, read=30.0))
+        self.http = Http(url, read=30.0)
 
     async def subscription(self, server_key: str) -> dict[str, Any]:
         """A browser's PushManager.subscribe({applicationServerKey}): endpoint and keys."""
-        r = await self.http.post("/control/subscribe", json={"server_key": server_key})
-        r.raise_for_status()
+        r = await self.http.post("/control/subscribe", {"server_key": server_key})
+        assert r.status_code == 200, r.text
         return dict(r.json())
 
     async def wait_turn(self, endpoint: str, after: int, timeout: float) -> int:
@@ -730,21 +811,20 @@ class WebPushControl:
             "timeout": timeout,
         }
         r = await self.http.get("/control/wait", params=params)
-        r.raise_for_status()
+        if r.status_code != 200:
+            raise aiohttp.ClientError(f"the Web Push service answered {r.status_code}")
         return int(r.json()["turns"])
 
 
-async def _post(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str], f: Figures
-) -> Any:
+async def _post(client: Http, url: str, body: dict[str, Any], headers: dict[str, str], f: Figures) -> Answer:
     """POST with retries on transport errors and 5xx; the Idempotency-Key makes a retry safe."""
     for attempt in range(20):
         try:
-            r = await client.post(url, json=body, headers=headers)
+            r = await client.post(url, body, headers)
             if r.status_code < 500:
                 return r
             f.statuses_5xx[r.status_code] = f.statuses_5xx.get(r.status_code, 0) + 1
-        except httpx.HTTPError:
+        except HTTP_ERRORS:
             f.transport_errors += 1
         f.retries += 1
         await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
@@ -759,7 +839,7 @@ def _choose(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {"type": "play", "card": rng.choice(legal["cards"])}
 
 
-async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: float) -> None:
+async def person(client: Http, p: Person, f: Figures, deadline: float) -> None:
     """A scripted person: follows the table stream and acts on each your_turn, resuming the
     stream after any disconnect with the last event id. Each connection's span, from its first line
     to its end as the client sees them, goes to `p.live` (a push then is to a player watching)."""
@@ -769,13 +849,11 @@ async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: flo
         opened = None
         try:
             params = {"format": "ndjson", **({"last_event_id": last} if last else {})}
-            async with client.stream(
-                "GET", f"/api/v1/tables/{table}/stream", params=params, headers=auth
-            ) as r:
-                if r.status_code == 204:
+            async with client.stream(f"/api/v1/tables/{table}/stream", params, auth) as r:
+                if r.status == 204:
                     return
-                if r.status_code != 200:
-                    raise httpx.HTTPError(f"stream answered {r.status_code}")
+                if r.status != 200:
+                    raise aiohttp.ClientError(f"stream answered {r.status}")
                 async for line in _lines(r):
                     if opened is None:
                         opened = time.time()
@@ -790,7 +868,7 @@ async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: flo
                     if THINK_MS[0] > 0:  # a person thinks before acting (capacity steps)
                         await asyncio.sleep(rng.uniform(0.5, 1.5) * THINK_MS[0] / 1000)
                     await _act(client, p, event["legal_actions"], event["version"], rng, f)
-        except (httpx.HTTPError, ValueError):
+        except (*HTTP_ERRORS, ValueError):
             pass
         finally:
             if opened is not None:
@@ -799,11 +877,11 @@ async def person(client: httpx.AsyncClient, p: Person, f: Figures, deadline: flo
         await asyncio.sleep(0.5)
 
 
-async def _lines(r: httpx.Response) -> AsyncIterator[bytes]:
-    """The non-empty lines of an NDJSON body, as bytes: no text decoding or line splitting of
-    httpx's (the client shares the two cores with the stack, so its cost is kept small)."""
+async def _lines(r: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    """The non-empty lines of an NDJSON body, as bytes, split once per chunk as it comes (the
+    client shares the two cores with the stack, so its cost is kept small)."""
     rest = b""
-    async for chunk in r.aiter_raw():
+    async for chunk in r.content.iter_any():
         *lines, rest = (rest + chunk).split(b"\n")
         for line in lines:
             if line:
@@ -840,14 +918,14 @@ HINTS = HintBudget()
 HINT_PATIENCE = 3.0
 
 
-async def _hint(client: httpx.AsyncClient, p: Person, f: Figures) -> None:
+async def _hint(client: Http, p: Person, f: Figures) -> None:
     """A person asks the strong level's hint on their turn (docs/hints.md), as a person with hints
     on would before acting: its time, whatever the answer, and the answer's status or code."""
     start = time.perf_counter()
     try:
         url = f"{HINTS.base}/api/v1/tables/{p.table}/hint"
         r = await client.get(url, params={"level": "strong"}, headers=p.auth, timeout=HINT_PATIENCE)
-    except httpx.HTTPError:  # not answered within HINT_PATIENCE (or the connection failed)
+    except HTTP_ERRORS:  # not answered within HINT_PATIENCE (or the connection failed)
         f.hint_ms.append((time.perf_counter() - start) * 1000)
         f.hint_answers["no_answer"] += 1
         return
@@ -856,7 +934,7 @@ async def _hint(client: httpx.AsyncClient, p: Person, f: Figures) -> None:
 
 
 async def _act(
-    client: httpx.AsyncClient, p: Person, legal: dict[str, Any], version: int, rng: random.Random, f: Figures
+    client: Http, p: Person, legal: dict[str, Any], version: int, rng: random.Random, f: Figures
 ) -> None:
     """One action at `version`, keyed by it: a retry after a lost answer cannot act twice. First a
     hint, when the run asks hints (`--hints`) and the budget has one."""
@@ -875,9 +953,7 @@ async def _act(
         f.refusals[code] = f.refusals.get(code, 0) + 1
 
 
-async def pocket(
-    client: httpx.AsyncClient, fake: WebPushControl, p: Person, f: Figures, deadline: float
-) -> None:
+async def pocket(client: Http, fake: WebPushControl, p: Person, f: Figures, deadline: float) -> None:
     """A person with the app in the background: no stream. Reads the table every POLL_SECONDS; on
     their turn, waits for its push (at most PUSH_WAIT s), then acts. Waiting keeps the push lag
     measurable: a person who acted first would cancel a late push, and the tail would go unseen."""
@@ -885,7 +961,7 @@ async def pocket(
     while time.monotonic() < deadline:
         try:
             r = await client.get(f"/api/v1/tables/{p.table}", headers=p.auth)
-        except httpx.HTTPError:
+        except HTTP_ERRORS:
             f.transport_errors += 1
             r = None
         if r is not None and r.status_code >= 500:
@@ -906,7 +982,7 @@ async def pocket(
         await asyncio.sleep(POLL_SECONDS)
 
 
-async def healthz(client: httpx.AsyncClient, f: Figures, stop: asyncio.Event) -> None:
+async def healthz(client: Http, f: Figures, stop: asyncio.Event) -> None:
     """/healthz every 0.25 s; and how late the client's own event loop wakes a 0.25 s sleep (its
     lag is in every latency it measures: a busy client measures itself)."""
     while not stop.is_set():
@@ -914,7 +990,7 @@ async def healthz(client: httpx.AsyncClient, f: Figures, stop: asyncio.Event) ->
         try:
             await client.get("/healthz")
             f.healthz_ms.append((time.perf_counter() - start) * 1000)
-        except httpx.HTTPError:
+        except HTTP_ERRORS:
             pass
         slept = time.perf_counter()
         await asyncio.sleep(0.25)
@@ -1002,7 +1078,7 @@ def correspondence_due_now(stack: Stack, ids: list[int], f: Figures) -> None:
 
 
 async def create_tables(
-    client: httpx.AsyncClient,
+    client: Http,
     app_auth: dict[str, str],
     f: Figures,
     people: int,
@@ -1041,7 +1117,7 @@ async def create_tables(
 
 
 async def create_correspondence(
-    client: httpx.AsyncClient, app_auth: dict[str, str], f: Figures, count: int
+    client: Http, app_auth: dict[str, str], f: Figures, count: int
 ) -> list[Person]:
     """`count` correspondence tables (every clock CORRESPONDENCE_CLOCK) of three bots and a person
     who never acts: each waits on its person's 3-hour pass until its deadline is moved."""
@@ -1087,9 +1163,7 @@ CAPACITY_TARGET = 10_000
 WARM_UP = 10.0  # seconds of each capacity step not measured (and the push lag also printed without)
 
 
-async def register_devices(
-    client: httpx.AsyncClient, fake: WebPushControl, persons: list[Person], f: Figures
-) -> None:
+async def register_devices(client: Http, fake: WebPushControl, persons: list[Person], f: Figures) -> None:
     """Each person subscribes with the served VAPID key, as a browser would, and registers the
     subscription as a push device (before joining: their first turn is pushed)."""
     gate = asyncio.Semaphore(8)
@@ -1108,7 +1182,7 @@ async def register_devices(
 
 
 async def seat_people(
-    client: httpx.AsyncClient,
+    client: Http,
     persons: list[Person],
     f: Figures,
     until: float,
@@ -1160,20 +1234,13 @@ def _play_share(
         if measure_from:
             asyncio.get_running_loop().call_at(measure_from, _forget_warm_up, f)
         # A person following the stream holds its connection and one request at a time beside it (a
-        # hint, then an action): two connections each, so that no request of the client's waits in
-        # httpx's pool for one (until stop 48 the limit was one each, plus 10; raising it did not
-        # move the play latencies of a 200-table run with hints: it was not their cause). Each
-        # person has a client of its own: httpcore looks through every connection of its pool, and
-        # tests each idle one's socket, for every request and every answer's close, which with one
-        # pool for all of a process's people was a fifth of the client's CPU (stop 55).
-        limits = httpx.Limits(max_connections=3, max_keepalive_connections=3)
-        timeout = httpx.Timeout(15.0, read=45.0)
+        # hint, then an action): the process's client bounds none (aiohttp's pool finds a kept-alive
+        # connection by its host in constant time; httpcore looked through every connection of its
+        # pool for each request, so until stop 58 each person had an httpx client of their own).
         fake = WebPushControl(webpush_url) if webpush_url else None
-        async with contextlib.AsyncExitStack() as clients:
+        async with Http(base, read=45.0) as client:
             tasks = []
             for p in persons:
-                own = httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout, verify=False)
-                client = await clients.enter_async_context(own)  # (verify: no CA file read for http://)
                 if p.mode == "stream":
                     tasks.append(asyncio.create_task(person(client, p, f, until)))
                 elif p.mode == "pocket" and fake is not None:
@@ -1255,9 +1322,8 @@ def absorb(f: Figures, other: Figures) -> None:
             mine[key] = mine.get(key, 0) + n
 
 
-def _client(stack: Stack, connections: int) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=connections + 50, max_keepalive_connections=connections + 50)
-    return httpx.AsyncClient(base_url=stack.base, limits=limits, timeout=httpx.Timeout(15.0, read=45.0))
+def _client(stack: Stack, connections: int) -> Http:
+    return Http(stack.base, connections + 50)
 
 
 async def run(
@@ -1537,7 +1603,7 @@ def _setup(stack: Stack) -> None:
     os.environ["BOT_PACE_MS"] = stack.env["BOT_PACE_MS"]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hearts_service.settings")
     django.setup()
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise (the sync calls)
 
 
 def _print_client(f: Figures) -> None:
@@ -1800,17 +1866,30 @@ def _print_slow_plays(name: str, f: Figures, over_ms: float, logs: Path | None) 
         (logs / f"{name}plays.txt").write_text("".join(lines))
 
 
+def _next_step(args: argparse.Namespace, held: int, failed: int, people: int) -> int:
+    """The capacity search's next step after `people` (0: the search is over). Doubling steps
+    alone found the capacity to within a factor of two: 160 tables that failed by a few
+    milliseconds reported 80 (bench/README.md, stop 58)."""
+    if not failed:
+        grown = max(people + 1, round(people * args.step_factor))
+        return grown if grown <= args.max_people else 0
+    if not held or failed <= held * args.resolution:
+        return 0
+    between = round(math.sqrt(held * failed))
+    return between if held < between < failed else 0
+
+
 def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int, prefix: str = "") -> int:
     """Person tables 10, 20, 40, ... (--start, times --step-factor each step) beside `flood` bot-only
-    tables, each step for --step-seconds, until a person's play p99 passes --p99-ms, and one step
-    past that first failing one (the overload), then twice the tables that held if no step had
-    that many (with doubling steps, twice the tables that held is the failing step itself). Prints
-    each step's figures, its CPU by kind of process and (--profile) its profile; answers the person
-    tables that held."""
+    tables, each step for --step-seconds, until a person's play p99 passes --p99-ms; then steps
+    between the most tables that held and the fewest that failed (their geometric mean) until those
+    are within --resolution of each other; then twice the tables that held, if no step had that
+    many (the overload). Prints each step's figures, its CPU by kind of process and (--profile) its
+    profile; answers the person tables that held."""
     cores = os.cpu_count() or 1
     steps: list[Step] = []
-    held, people, failed, overload = 0, args.start, 0, False
-    while (people <= args.max_people and failed < 2) or overload:
+    held, people, failed, overload = 0, args.start, 0, False  # failed: the fewest tables that failed
+    while people:
         profile = Path(args.profile) / f"{prefix}step_{people}" if args.profile else None
         step = _run(capacity_step(stack, people, flood, args.step_seconds, meter, profile, args.think_ms))
         steps.append(step)
@@ -1831,14 +1910,12 @@ def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int
         sys.stdout.flush()
         if overload:  # the overload's own step, after the search: measured, not searched
             break
-        if p99 <= args.p99_ms and not failed:
-            held = people
+        if p99 <= args.p99_ms:
+            held = max(held, people)
         else:
-            failed += 1
-        # The next step; once the search is over, twice the tables that held (the overload's figure)
-        # if no step had that many.
-        people = max(people + 1, round(people * args.step_factor))
-        if (people > args.max_people or failed >= 2) and held and 2 * held not in {st.people for st in steps}:
+            failed = min(failed or people, people)
+        people = _next_step(args, held, failed, people)
+        if not people and held and 2 * held not in {st.people for st in steps}:
             people, overload = 2 * held, True
     rates = {s.people: s.rate for s in steps}
     peak = max(rates.values(), default=float("nan"))
@@ -1969,6 +2046,13 @@ def main() -> int:
     parser.add_argument("--step-seconds", type=float, default=60)
     parser.add_argument(
         "--step-factor", type=float, default=2.0, help="capacity: each step's person tables over the last's"
+    )
+    parser.add_argument(
+        "--resolution",
+        type=float,
+        default=1.1,
+        help="capacity: after the first failing step, search between it and the last held until the"
+        " fewest tables that failed are at most this many times the most that held",
     )
     parser.add_argument("--p99-ms", type=float, default=250)
     parser.add_argument(

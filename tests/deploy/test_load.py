@@ -7,7 +7,9 @@ them over HTTP through the faults."""
 
 from __future__ import annotations
 
+import argparse
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -53,3 +55,32 @@ def test_a_dozen_tables_survive_a_killed_worker_redis_and_postgres_restarts_and_
 
 
 pytestmark = [pytest.mark.needs_postgres, pytest.mark.needs_redis]
+
+
+def test_the_capacity_search_narrows_the_first_failing_step_to_the_resolution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--capacity`'s steps for a service that holds up to 130 tables: doubling from 10 until 160
+    fails, then between the most that held and the fewest that failed until those are within 10%."""
+    spec = importlib.util.spec_from_file_location("bench_load", ROOT / "bench" / "load.py")
+    assert spec is not None and spec.loader is not None
+    load = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, load)  # its dataclasses look their module up
+    monkeypatch.setattr(sys, "path", list(sys.path))  # it puts the repository first ...
+    monkeypatch.chdir(Path.cwd())  # ... and works from it
+    spec.loader.exec_module(load)
+    args = argparse.Namespace(step_factor=2.0, max_people=1600, resolution=1.1)
+    held, failed, people, steps = 0, 0, 10, []
+    while people:
+        steps.append(people)
+        if people <= 130:
+            held = max(held, people)
+        else:
+            failed = min(failed or people, people)
+        people = load._next_step(args, held, failed, people)
+    assert steps == [10, 20, 40, 80, 160, 113, 134, 123]
+    assert (held, failed) == (123, 134)
+    # Nothing held: no search between; a ceiling that held: none either.
+    assert load._next_step(args, 0, 10, 10) == 0
+    ceiling = argparse.Namespace(step_factor=2.0, max_people=100, resolution=1.1)
+    assert load._next_step(ceiling, 80, 0, 80) == 0
