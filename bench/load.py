@@ -1866,17 +1866,24 @@ def _print_slow_plays(name: str, f: Figures, over_ms: float, logs: Path | None) 
         (logs / f"{name}plays.txt").write_text("".join(lines))
 
 
-def _next_step(args: argparse.Namespace, held: int, failed: int, people: int) -> int:
-    """The capacity search's next step after `people` (0: the search is over). Doubling steps
-    alone found the capacity to within a factor of two: 160 tables that failed by a few
-    milliseconds reported 80 (bench/README.md, stop 58)."""
+def _after_step(
+    args: argparse.Namespace, held: int, failed: int, people: int, ok: bool
+) -> tuple[int, int, int]:
+    """The capacity search after a step of `people` tables that held its p99 (`ok`) or not: the
+    most tables that held, the fewest that failed, and the next step (0: the search is over).
+    Doubling steps alone found the capacity to within a factor of two: 160 tables that failed by a
+    few milliseconds reported 80 (bench/README.md, stop 58)."""
+    if ok:
+        held = max(held, people)
+    else:
+        failed = min(failed or people, people)
     if not failed:
         grown = max(people + 1, round(people * args.step_factor))
-        return grown if grown <= args.max_people else 0
+        return held, failed, grown if grown <= args.max_people else 0
     if not held or failed <= held * args.resolution:
-        return 0
+        return held, failed, 0
     between = round(math.sqrt(held * failed))
-    return between if held < between < failed else 0
+    return held, failed, between if held < between < failed else 0
 
 
 def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int, prefix: str = "") -> int:
@@ -1910,11 +1917,7 @@ def capacity(args: argparse.Namespace, stack: Stack, meter: CpuMeter, flood: int
         sys.stdout.flush()
         if overload:  # the overload's own step, after the search: measured, not searched
             break
-        if p99 <= args.p99_ms:
-            held = max(held, people)
-        else:
-            failed = min(failed or people, people)
-        people = _next_step(args, held, failed, people)
+        held, failed, people = _after_step(args, held, failed, people, p99 <= args.p99_ms)
         if not people and held and 2 * held not in {st.people for st in steps}:
             people, overload = 2 * held, True
     rates = {s.people: s.rate for s in steps}

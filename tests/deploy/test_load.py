@@ -73,14 +73,10 @@ def test_the_capacity_search_narrows_the_first_failing_step_to_the_resolution(
     held, failed, people, steps = 0, 0, 10, []
     while people:
         steps.append(people)
-        if people <= 130:
-            held = max(held, people)
-        else:
-            failed = min(failed or people, people)
-        people = load._next_step(args, held, failed, people)
+        held, failed, people = load._after_step(args, held, failed, people, people <= 130)
     assert steps == [10, 20, 40, 80, 160, 113, 134, 123]
     assert (held, failed) == (123, 134)
     # Nothing held: no search between; a ceiling that held: none either.
-    assert load._next_step(args, 0, 10, 10) == 0
+    assert load._after_step(args, 0, 0, 10, False) == (0, 10, 0)
     ceiling = argparse.Namespace(step_factor=2.0, max_people=100, resolution=1.1)
-    assert load._next_step(ceiling, 80, 0, 80) == 0
+    assert load._after_step(ceiling, 0, 0, 80, True) == (80, 0, 0)
