@@ -1,4 +1,4 @@
-"""Workers: full-stack bot games against the engine alone, one bot move's CPU, timed-out seats' lag."""
+"""Workers: full-stack bot games against the engine alone, a bot move's and a clock's CPU, clocks' lag."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
 
 from bots.strategy import decide  # noqa: E402
 from games import services  # noqa: E402
@@ -37,6 +38,7 @@ from hearts_service.celery import app  # noqa: E402
 
 GAMES = int(os.environ.get("BENCH_GAMES", "6"))
 LAG_TABLES = int(os.environ.get("BENCH_LAG_TABLES", "200"))
+CLOCK_TABLES = int(os.environ.get("BENCH_CLOCK_TABLES", "100"))  # tables of `clock_move_cpu_us`
 CLOCK = int(os.environ.get("BENCH_CLOCK", "15"))  # seconds per pass and per play in the lag run
 NO_CLOCKS = {"pass": None, "play": None, "moon": None}
 OPTIONS = {"players": 4, "target_score": 100}
@@ -109,11 +111,16 @@ def engine_move_cpu_us(games: int) -> float:
     return (time.process_time() - start) / moves * 1e6
 
 
-def _backend_cpu() -> float | None:
-    """This connection's PostgreSQL backend's CPU seconds, when its process is on this machine."""
+def _backend_pid() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
+        return int(cursor.fetchone()[0])
+
+
+def _backend_cpu(pid: int | None = None) -> float | None:
+    """This connection's PostgreSQL backend's CPU seconds (or process `pid`'s: no query), when its
+    process is on this machine."""
+    pid = _backend_pid() if pid is None else pid
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -138,6 +145,35 @@ def service_move_cpu_us(games: int) -> tuple[float, float | None]:
     cpu = (time.process_time() - start) / moves * 1e6
     after = _backend_cpu()
     return cpu, None if backend is None or after is None else (after - backend) / moves * 1e6
+
+
+def service_clock_cpu_us(tables: int) -> tuple[float, float | None, int]:
+    """CPU microseconds per clock that ran out, acted on through `services.clock_expired` in this
+    process as the clock lane's task (and its catch-up after an outage) acts on one: a person's
+    pass, then their first play, at `tables` tables of one person and three bots (the bots' moves
+    between them, made through `services.bots_play`, are not counted). This process's, and its
+    PostgreSQL backend's (None when that process is elsewhere); and the clocks counted."""
+    ids = []
+    for i in range(tables):
+        timed = dict.fromkeys(("pass", "play"), 60)
+        out = services.table_create(options=OPTIONS, bots=dict.fromkeys(range(1, 4), "basic"), clocks=timed)
+        assert out.table is not None
+        services.seat_join(table_id=out.table.pk, player=Player.objects.create(name=f"late{i}"))
+        ids.append(out.table.pk)
+    pid, cpu, backend, clocks = _backend_pid(), 0.0, 0.0, 0
+    for _ in ("pass", "play"):
+        for table_id in ids:
+            version = Table.objects.get(pk=table_id).version
+            while (played := services.bots_play(table_id=table_id, version=version).table) is not None:
+                version = played.version  # the bots up to the person's turn (their clock then runs)
+            Table.objects.filter(pk=table_id).update(deadline=timezone.now() - dt.timedelta(seconds=1))
+            start, pg = time.process_time(), _backend_cpu(pid)
+            acted = services.clock_expired(table_id=table_id, version=version).table is not None
+            cpu += time.process_time() - start
+            after = _backend_cpu(pid)
+            backend += 0.0 if pg is None or after is None else after - pg
+            clocks += acted
+    return cpu / clocks * 1e6, None if _backend_cpu(pid) is None else backend / clocks * 1e6, clocks
 
 
 def full_stack_games_per_min(games: int) -> float:
@@ -191,6 +227,7 @@ def main() -> None:
     app.conf.task_always_eager = False
     engine_us = engine_move_cpu_us(GAMES)
     move_us, move_pg_us = service_move_cpu_us(GAMES)
+    clock_us, clock_pg_us, clocks = service_clock_cpu_us(CLOCK_TABLES)
     app.control.purge()
     log_dir = Path(tempfile.mkdtemp(prefix="bench-workers-"))
     try:
@@ -216,6 +253,11 @@ def main() -> None:
     print(f"bot_move_vs_engine_ratio: {move_us / engine_us:.2f}")
     if move_pg_us is not None:
         print(f"bot_move_postgres_cpu_us: {move_pg_us:.1f}")
+    print(f"clocks_measured: {clocks}")
+    print(f"clock_move_cpu_us: {clock_us:.1f}")
+    print(f"clock_move_vs_engine_ratio: {clock_us / engine_us:.2f}")
+    if clock_pg_us is not None:
+        print(f"clock_move_postgres_cpu_us: {clock_pg_us:.1f}")
     print(f"timeouts_measured: {len(lags)}")
     print(f"timeout_lag_p50_ms: {statistics.median(lags):.0f}")
     print(f"timeout_lag_p99_ms: {lags[min(len(lags) - 1, int(len(lags) * 0.99))]:.0f}")

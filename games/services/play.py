@@ -7,7 +7,7 @@ import datetime as dt
 import random
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 
@@ -30,7 +30,8 @@ from games.engine import (
 )
 from games.errors import ServiceError
 from games.infra import metrics
-from games.models import Move, Player, Seat, Table
+from games.models import Move, Player, Seat, SeatRow, Table
+from games.prepared import PreparedUpdate
 from games.records import log as records
 from games.services import tournaments
 from games.services.common import (
@@ -49,7 +50,6 @@ from games.services.record import (
     log,
     plays_itself,
     public,
-    seated,
     start_clock,
     store_state,
     write,
@@ -167,9 +167,10 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
     deadline has not passed or `version` is not the table's (the table moved on)."""
 
     def act() -> Outcome:
-        table, seats = locked(table_id, UNSCOPED)
+        table, _ = locked(table_id, UNSCOPED, with_seats=False)
         moment = now or timezone.now()
         if table.state is None and (version is None or table.version == version):
+            seats = list(Seat.objects.filter(table=table).select_related("player"))  # to fill
             if not deadline_passed(table, seats, moment):  # a quick-play wait ran out
                 return Outcome(None)
             table.save()
@@ -187,22 +188,27 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
         if late:
             metrics.clock_late((moment - table.deadline).total_seconds())
         marked: list[Event] = []
+        seating = [dict(s) for s in table.seating]  # (the seats' copy on the row: no seat rows read)
         for seat in late:
-            row = seats[seat]
-            row.timeouts += 1
-            if row.timeouts >= (table.clocks.get("away_after") or 2) and not row.away:
-                row.away = True
+            info = seating[seat]
+            info["timeouts"] = int(info.get("timeouts") or 0) + 1
+            if info["timeouts"] >= (table.clocks.get("away_after") or 2) and not info["away"]:
+                info["away"] = True
                 marked.append(public("seat_away", seat=seat))
-            row.save(update_fields=["timeouts", "away"])
-        seated(table, seats)
+            _SEAT_TIMED_OUT(info["timeouts"], info["away"], table.pk, seat)
+        table.seating = cast(list[SeatRow], seating)
         # Only the late seats' moves: the bot moves after them run on the table's lane (the
         # commit queues them), so a clock task stays short and the clock lane stays free.
         moves: list[Move] = []
         events = advance(table, state, moves, timed_out=set(late), first_events=marked, bots=False)
-        write(table, moves)
+        write(table, moves, [*BOT_FIELDS, "seating"])  # (a tournament's timeouts draw from its stream)
         return Outcome(table, events)
 
     return run(act, None)
+
+
+# A late seat's count of timeouts in a row, and whether it is now away (compiled once: games.prepared).
+_SEAT_TIMED_OUT = PreparedUpdate(Seat, ["timeouts", "away"], ["table", "position"])
 
 
 def table_seen(principal: Principal, table_id: int) -> Table:

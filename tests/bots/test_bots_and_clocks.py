@@ -131,6 +131,8 @@ def test_a_passed_deadline_acts_for_the_seat_then_marks_it_away_and_the_player_c
     services.clock_expired(table_id=table_id)  # the second timeout in a row: the seat is away
     body = client(token).get(f"/api/v1/tables/{table_id}").json()
     assert body["seats"][0]["away"] is True
+    row = Player.objects.get(seats__table_id=table_id).seats.get()
+    assert (row.timeouts, row.away) == (2, True)  # the seat's row as the table's copy of it
     events = client(token).get(f"/api/v1/tables/{table_id}/events").json()["events"]
     assert [e for e in events if e["type"] == "seat_away"] == [
         {"seq": e["seq"], "hand": 1, "type": "seat_away", "seat": 0}

@@ -27,6 +27,8 @@ FIGURES = {
         "engine_move_cpu_us",
         "bot_move_cpu_us",
         "bot_move_vs_engine_ratio",
+        "clock_move_cpu_us",
+        "clocks_measured",
     ],
     "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
     "subscriptions.py": [
@@ -80,6 +82,7 @@ SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_SECONDS": "0.1",
     "BENCH_GAMES": "1",
     "BENCH_LAG_TABLES": "2",
+    "BENCH_CLOCK_TABLES": "2",
     "BENCH_CLOCK": "5",
     "BENCH_DEALS": "2",
 }
@@ -177,6 +180,7 @@ def test_the_workers_benchmark_runs_on_postgres_and_redis(redis_url: str) -> Non
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/bench_smoke"
     figures = run("workers.py", DATABASE_URL=url, REDIS_URL=redis_url)
     assert figures["full_stack_games_per_min"] > 0
+    assert figures["clocks_measured"] == 4 and figures["clock_move_cpu_us"] > 0  # two tables' two clocks
 
 
 @pytest.mark.needs_postgres
