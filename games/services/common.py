@@ -241,7 +241,12 @@ def locked(
         raise ServiceError("not_found", "no such table", kind="not_found")
     if not with_seats:
         return table, []
-    return table, list(Seat.objects.filter(table=table).select_related("player"))
+    return table, seats_of(table)
+
+
+def seats_of(table: Table) -> list[Seat]:
+    """The table's seats with their players (read under the caller's lock of the table row)."""
+    return list(Seat.objects.filter(table=table).select_related("player"))
 
 
 # The table row locked (compiled once: games.prepared), in any app, a guest's, or an app's; with

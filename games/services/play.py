@@ -43,6 +43,7 @@ from games.services.common import (
     check_version_for_pass,
     locked,
     run,
+    seats_of,
 )
 from games.services.matchmaking import deadline_passed
 from games.services.record import (
@@ -170,7 +171,7 @@ def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime
         table, _ = locked(table_id, UNSCOPED, with_seats=False)
         moment = now or timezone.now()
         if table.state is None and (version is None or table.version == version):
-            seats = list(Seat.objects.filter(table=table).select_related("player"))  # to fill
+            seats = seats_of(table)  # the quick-play wait's open seats, to fill
             if not deadline_passed(table, seats, moment):  # a quick-play wait ran out
                 return Outcome(None)
             table.save()
