@@ -252,12 +252,23 @@ def seats_of(table: Table) -> list[Seat]:
 # The table row locked (compiled once: games.prepared), in any app, a guest's, or an app's; with
 # `webhooked`, whether its app has an active webhook endpoint (games.webhooks.recording reads the
 # endpoints only then: one query less in every transaction of an app without them).
-def _locked_rows() -> QuerySet[Table]:
+def locked_unless_busy(table_id: int, version: int) -> Table | None:
+    """The table row locked as `locked` locks it (any scope) if it is still at `version` and no
+    other transaction holds it; else None, with nothing locked (so that the transaction has nothing
+    to write at its commit). For work worth doing only on a table nobody is acting on."""
+    return _LOCKED_UNLESS_BUSY.first(table_id, version)
+
+
+def _locked_rows(skip_locked: bool = False) -> QuerySet[Table]:
     hooked = WebhookEndpoint.objects.filter(app_id=OuterRef("app_id"), active=True)
-    return Table.objects.select_for_update(of=("self",)).annotate(webhooked=Exists(hooked))
+    rows = Table.objects.select_for_update(of=("self",), skip_locked=skip_locked)
+    return rows.annotate(webhooked=Exists(hooked))
 
 
 _LOCKED = Prepared(lambda pk: _locked_rows().filter(pk=pk)[:1], [int])
+_LOCKED_UNLESS_BUSY = Prepared(
+    lambda pk, version: _locked_rows(skip_locked=True).filter(pk=pk, version=version)[:1], [int, int]
+)
 _LOCKED_GUEST = Prepared(lambda pk: _locked_rows().filter(pk=pk, app__isnull=True)[:1], [int])
 _LOCKED_IN_APP = Prepared(lambda pk, app: _locked_rows().filter(pk=pk, app_id=app)[:1], [int, int])
 

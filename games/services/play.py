@@ -42,6 +42,7 @@ from games.services.common import (
     check_version,
     check_version_for_pass,
     locked,
+    locked_unless_busy,
     run,
     seats_of,
 )
@@ -161,14 +162,27 @@ def seat_back(
     return run(act, idempotency)
 
 
-def clock_expired(*, table_id: int, version: int | None = None, now: dt.datetime | None = None) -> Outcome:
+def clock_expired(
+    *, table_id: int, version: int | None = None, now: dt.datetime | None = None, wait: bool = True
+) -> Outcome:
     """The clock ran out: the server acts for every seat it was waiting on (the basic bot's pass
     or play, the moon default of docs/rules.md). A seat that times out `away_after` times in a row is
     marked away and played by a bot until its player acts again. Nothing happens when the
-    deadline has not passed or `version` is not the table's (the table moved on)."""
+    deadline has not passed or `version` is not the table's (the table moved on), nor, when `wait`
+    is False, while another transaction holds the table (the catch-up after an outage: whoever holds
+    it is acting on it, and the table's own clock task still comes); with `wait` False a table that
+    is busy or moved on is not even locked, so that finding nothing to do writes nothing."""
+    if not wait and version is None:
+        raise ValueError("clock_expired(wait=False) needs the version the clock was due at")
 
     def act() -> Outcome:
-        table, _ = locked(table_id, UNSCOPED, with_seats=False)
+        if wait or version is None:
+            table, _ = locked(table_id, UNSCOPED, with_seats=False)
+        else:
+            free = locked_unless_busy(table_id, version)
+            if free is None:
+                return Outcome(None)
+            table = free
         moment = now or timezone.now()
         if table.state is None and (version is None or table.version == version):
             seats = seats_of(table)  # the quick-play wait's open seats, to fill

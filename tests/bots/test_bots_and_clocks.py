@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -12,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import redis
 from celery.exceptions import Retry
-from django.db import OperationalError
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -323,6 +324,45 @@ def test_the_first_clock_through_after_an_outage_acts_on_the_others_that_came_du
     assert tasks.enforce_clock.apply((first, versions[first])).get() == 1  # first attempt, no retry
     assert Table.objects.get(pk=third).version > versions[third]  # it caught up too
     broker.flushdb()
+
+
+@pytest.mark.needs_postgres  # SQLite has no row lock to skip: its writers take turns
+def test_the_catch_up_leaves_a_table_another_transaction_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an outage the first clock through acts on the other clocks that came due, but not on
+    a table another transaction holds (its own clock task, a reader acting for the late seat, the
+    person's move): waiting on that row would hold up every clock behind it, for a clock the holder
+    is acting on and the table's own task still comes for (bench/README.md, stop 60)."""
+    monkeypatch.setattr(tasks, "_first_claim", lambda key, seconds: True)  # the claims are tested above
+    busy, free = (_person_and_bots()[0] for _ in range(2))
+    _overdue(busy)
+    _overdue(free)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                list(Table.objects.select_for_update().filter(pk=busy))
+                holding.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        started = time.monotonic()
+        assert tasks.catch_up(done=0) == 1  # the free table only
+        assert time.monotonic() - started < 5  # it never waited for the held row
+        timed_out = Move.objects.filter(position=0, kind="pass")
+        assert list(timed_out.values_list("table_id", flat=True)) == [free]
+    finally:
+        release.set()
+        holder.join()
+    version = Table.objects.get(pk=busy).version
+    assert services.clock_expired(table_id=busy, version=version - 1, wait=False).table is None  # moved on
+    assert services.clock_expired(table_id=busy, version=version, wait=False).table is not None  # acted on
+    assert timed_out.filter(table_id=busy).exists()
 
 
 def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
