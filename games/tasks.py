@@ -156,7 +156,7 @@ def enforce_clock(self: Task, table_id: int, version: int | None) -> int:
 # after its own task, share the list instead of queueing on the same rows (without Redis each acts
 # on every one: a clock acted on twice is refused by its version). A table another transaction
 # holds is left alone (`wait=False`): its holder is acting on it (the table's own clock task, a
-# reader acting for the late seat, the person), and waiting on its row held up the catch-up 40 to 75
+# reader acting for the late seat, the person), and waiting on its row held up the catch-up 37 to 75
 # ms a table, every clock behind it waiting too (stop 60). At most CATCH_UP_TABLES: after a long
 # outage the sweep and their own tasks do the rest.
 CATCH_UP_TABLES = 50

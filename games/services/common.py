@@ -249,9 +249,6 @@ def seats_of(table: Table) -> list[Seat]:
     return list(Seat.objects.filter(table=table).select_related("player"))
 
 
-# The table row locked (compiled once: games.prepared), in any app, a guest's, or an app's; with
-# `webhooked`, whether its app has an active webhook endpoint (games.webhooks.recording reads the
-# endpoints only then: one query less in every transaction of an app without them).
 def locked_unless_busy(table_id: int, version: int) -> Table | None:
     """The table row locked as `locked` locks it (any scope) if it is still at `version` and no
     other transaction holds it; else None, with nothing locked (so that the transaction has nothing
@@ -259,6 +256,9 @@ def locked_unless_busy(table_id: int, version: int) -> Table | None:
     return _LOCKED_UNLESS_BUSY.first(table_id, version)
 
 
+# The table row locked (compiled once: games.prepared), in any app, a guest's, or an app's; with
+# `webhooked`, whether its app has an active webhook endpoint (games.webhooks.recording reads the
+# endpoints only then: one query less in every transaction of an app without them).
 def _locked_rows(skip_locked: bool = False) -> QuerySet[Table]:
     hooked = WebhookEndpoint.objects.filter(app_id=OuterRef("app_id"), active=True)
     rows = Table.objects.select_for_update(of=("self",), skip_locked=skip_locked)

@@ -176,7 +176,7 @@ def clock_expired(
         raise ValueError("clock_expired(wait=False) needs the version the clock was due at")
 
     def act() -> Outcome:
-        if wait or version is None:
+        if wait or version is None:  # (version is None only with wait: refused above)
             table, _ = locked(table_id, UNSCOPED, with_seats=False)
         else:
             free = locked_unless_busy(table_id, version)
