@@ -51,13 +51,14 @@ test: $(VENV)/.installed
 # dominate, took the suite past 20 minutes). pytest-xdist runs each on worker processes, each with
 # its own test database (pytest-django) and Redis database (tests/parallel.py); the slow tests go
 # by whole files (their live servers are per file) to SUITE_WORKERS processes: three on two cores,
-# as most of their time is spent waiting for the servers, workers and browsers they start.
+# as most of their time is spent waiting for the servers, workers and browsers they start; the
+# longest files first, by tests/durations.json (tests/parallel.py).
 # Both runs always run; the target fails if either does.
 SUITE_WORKERS ?= 3
 test-suite: $(VENV)/.installed
 	@status=0; \
 	$(MAKE) --no-print-directory coverage || status=$$?; \
-	$(VENV)/bin/python -m pytest -p tests.parallel -m slow -n $(SUITE_WORKERS) --dist loadfile $(PYTEST_ARGS) || status=$$?; \
+	$(VENV)/bin/python -m pytest -p tests.parallel -m slow -n $(SUITE_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) || status=$$?; \
 	exit $$status
 
 # The coverage floor CI keeps (the first half of test-suite): the tests of the fast loop, traced

@@ -9,19 +9,28 @@ here: pytest-django already gives each xdist worker its own test database (`test
 Stream wake-ups go over pub/sub, whose channels are not per database, so they carry the database's
 number too (games.infra.notify). Without xdist, or without REDIS_URL, this changes nothing.
 
-It also refuses a collection in which two tests share a nodeid: xdist would run only one of them.
+It also refuses a collection in which two tests share a nodeid: xdist would run only one of them,
+and orders the files of a run by whole files (`--dist loadfile`, with `--no-loadscope-reorder`)
+longest first, by the seconds each took in a recorded run (tests/durations.json; see `record`).
+
+    python -m tests.parallel report.xml   # tests/durations.json from a run's --junitxml report
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
+import xml.etree.ElementTree as ET
 from collections import Counter
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 REDIS_DATABASES = 16  # Redis's default `databases`
+DURATIONS = Path(__file__).with_name("durations.json")
 
 
 def worker_redis_url(url: str, worker: str) -> str:
@@ -56,3 +65,41 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if _worker and os.environ.get("REDIS_URL"):
         return f"{_worker}: Redis at {os.environ['REDIS_URL']}"
     return None
+
+
+# xdist hands whole files to its workers in the collection's order, two at a time each, and by
+# default reorders them by their number of tests, which says little of their time here: the image
+# build (one test), the load run (one) and the fuzzers (a few) take minutes, and coming last they
+# left two workers idle while the third finished them (the slow half took 846 s in the CI of stop
+# 60, its work 1,965 s: 655 s a worker when the longest go first). So the longest go first (LPT),
+# by the seconds of a recorded run; a file not in the record counts as the record's median.
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if getattr(config.option, "dist", "no") != "loadfile" or not DURATIONS.exists():
+        return
+    seconds: dict[str, float] = json.loads(DURATIONS.read_text())
+    known = sorted(seconds.values())
+    median = known[len(known) // 2] if known else 0.0
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(_file(item), index)
+    items.sort(key=lambda item: (-seconds.get(_file(item), median), first[_file(item)]))
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def record(report: Path) -> dict[str, float]:
+    """Each test file's seconds (setup, call and teardown) in a pytest --junitxml report."""
+    seconds: dict[str, float] = {}
+    for case in ET.parse(report).iter("testcase"):
+        parts = (case.get("classname") or "").split(".")
+        while parts and parts[-1][:1].isupper():  # a test class's name, not the module's
+            parts.pop()
+        path = "/".join(parts) + ".py"
+        seconds[path] = seconds.get(path, 0.0) + float(case.get("time") or 0)
+    return {path: round(s, 1) for path, s in sorted(seconds.items())}
+
+
+if __name__ == "__main__":
+    DURATIONS.write_text(json.dumps(record(Path(sys.argv[1])), indent=1) + "\n")
