@@ -1,4 +1,4 @@
-"""Gives each pytest-xdist worker a Redis database of its own, so that `make test` runs on both cores.
+"""The suite on both cores: a Redis database for each pytest-xdist worker, and the longest test files first.
 
 Loaded with `-p tests.parallel` (Makefile), it is imported before pytest-django reads the settings,
 which is the only moment REDIS_URL can still be changed: every cache, broker and result backend the
@@ -9,9 +9,10 @@ here: pytest-django already gives each xdist worker its own test database (`test
 Stream wake-ups go over pub/sub, whose channels are not per database, so they carry the database's
 number too (games.infra.notify). Without xdist, or without REDIS_URL, this changes nothing.
 
-It also refuses a collection in which two tests share a nodeid: xdist would run only one of them,
-and orders the files of a run by whole files (`--dist loadfile`, with `--no-loadscope-reorder`)
-longest first, by the seconds each took in a recorded run (tests/durations.json; see `record`).
+It also refuses a collection in which two tests share a nodeid (xdist would run only one of them)
+and, in a run that hands whole files to its workers (`--dist loadfile --no-loadscope-reorder`, as
+`make test` does), puts the longest files first, by the seconds each took in a recorded run
+(tests/durations.json, written by `record`):
 
     python -m tests.parallel report.xml   # tests/durations.json from a run's --junitxml report
 """
@@ -70,9 +71,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 # xdist hands whole files to its workers in the collection's order, two at a time each, and by
 # default reorders them by their number of tests, which says little of their time here: the image
 # build (one test), the load run (one) and the fuzzers (a few) take minutes, and coming last they
-# left two workers idle while the third finished them (the slow half took 846 s in the CI of stop
-# 60, its work 1,965 s: 655 s a worker when the longest go first). So the longest go first (LPT),
-# by the seconds of a recorded run; a file not in the record counts as the record's median.
+# left two workers idle while the third finished them (the slow half of stop 60's CI took 846 s;
+# run alone on 2026-12-07, 773 s for 1,965 s of work, 655 s a worker were the longest first, and
+# a CI with them first: 667 s). So the longest go first, by the seconds of a recorded run; a file
+# not in the record counts as the record's median.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if getattr(config.option, "dist", "no") != "loadfile" or not DURATIONS.exists():
         return
