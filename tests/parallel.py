@@ -72,9 +72,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 # default reorders them by their number of tests, which says little of their time here: the image
 # build (one test), the load run (one) and the fuzzers (a few) take minutes, and coming last they
 # left two workers idle while the third finished them (the slow half of stop 60's CI took 846 s;
-# run alone on 2026-12-07, 773 s for 1,965 s of work, 655 s a worker were the longest first, and
-# a CI with them first: 667 s). So the longest go first, by the seconds of a recorded run; a file
-# not in the record counts as the record's median.
+# run alone on 2026-12-07, 773 s for 1,965 s of work: 655 s in a simulation with the longest
+# first, and 667 s in a CI with them first). So the longest go first, by the seconds of a recorded
+# run; a file not in the record counts as the record's median.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if getattr(config.option, "dist", "no") != "loadfile" or not DURATIONS.exists():
         return
