@@ -1,4 +1,4 @@
-"""Workers: full-stack bot games against the engine alone, a bot move's and a clock's CPU, clocks' lag."""
+"""Workers: bot games against the bare engine, a bot move's and a clock's CPU, the catch-up, clocks' lag."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bots.strategy import decide  # noqa: E402
-from games import services  # noqa: E402
+from games import services, tasks  # noqa: E402
 from games.engine import GAME_OVER, Options, State, action_from_dict, view  # noqa: E402
 from games.models import Move, Player, Table  # noqa: E402
 from hearts_service.celery import app  # noqa: E402
@@ -39,6 +39,8 @@ from hearts_service.celery import app  # noqa: E402
 GAMES = int(os.environ.get("BENCH_GAMES", "6"))
 LAG_TABLES = int(os.environ.get("BENCH_LAG_TABLES", "200"))
 CLOCK_TABLES = int(os.environ.get("BENCH_CLOCK_TABLES", "100"))  # tables of `clock_move_cpu_us`
+CATCH_UP_TABLES = int(os.environ.get("BENCH_CATCH_UP_TABLES", "24"))  # overdue clocks a catch-up acts on
+CATCH_UP_ROUNDS = int(os.environ.get("BENCH_CATCH_UP_ROUNDS", "6"))
 CLOCK = int(os.environ.get("BENCH_CLOCK", "15"))  # seconds per pass and per play in the lag run
 NO_CLOCKS = {"pass": None, "play": None, "moon": None}
 OPTIONS = {"players": 4, "target_score": 100}
@@ -176,6 +178,59 @@ def service_clock_cpu_us(tables: int) -> tuple[float, float | None, int]:
     return cpu / clocks * 1e6, None if _backend_cpu(pid) is None else backend / clocks * 1e6, clocks
 
 
+def catch_up_ms_per_table(tables: int, rounds: int, busy: int) -> tuple[float, float]:
+    """Wall milliseconds per table of the catch-up after an outage (games.tasks.catch_up): `tables`
+    overdue clocks acted on one table a transaction (each claimed in Redis on its own, then
+    `services.clock_expired(wait=False)`: the catch-up up to stop 61) and CATCH_UP_BATCH tables a
+    transaction (`tasks._claimed`, then `services.clocks_expired`: the catch-up now), the two ways
+    alternated on two sets of tables, each set taking each way in turn, over `rounds` rounds; with
+    `busy` processes spinning beside (the machine as PostgreSQL comes back: every process
+    reconnecting). The tasks the commits queue (the bots' moves) go to Redis unrun; the bots' moves
+    that bring each table back to its person's turn are not counted."""
+    sets: list[list[int]] = [[], []]
+    for i in range(2 * tables):
+        clocks = {"pass": 60, "play": 60, "moon": 60, "away_after": 20}  # no seat marked away here
+        out = services.table_create(options=OPTIONS, bots=dict.fromkeys(range(1, 4), "basic"), clocks=clocks)
+        assert out.table is not None
+        services.seat_join(table_id=out.table.pk, player=Player.objects.create(name=f"caught{i}"))
+        sets[i % 2].append(out.table.pk)
+
+    def one_by_one(due: list[tuple[int, int]]) -> int:
+        acted = 0
+        for table, version in due:
+            if tasks._first_claim(tasks.CAUGHT_UP.format(table=table, version=version), 5.0):
+                acted += services.clock_expired(table_id=table, version=version, wait=False).table is not None
+        return acted
+
+    def batched(due: list[tuple[int, int]]) -> int:
+        step = tasks.CATCH_UP_BATCH
+        batches = [due[i : i + step] for i in range(0, len(due), step)]
+        return sum(services.clocks_expired(tasks._claimed(batch)) for batch in batches)
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    took: dict[str, float] = {"one_by_one": 0.0, "batched": 0.0}
+    try:
+        for r in range(rounds):
+            for which, way in enumerate((one_by_one, batched)):
+                ids = sets[(r + which) % 2]
+                due = []
+                for table_id in ids:  # the bots up to the person's turn, then the clock run out
+                    version = Table.objects.get(pk=table_id).version
+                    while played := services.bots_play(table_id=table_id, version=version).table:
+                        version = played.version
+                    due.append((table_id, version))
+                Table.objects.filter(pk__in=ids).update(deadline=timezone.now() - dt.timedelta(seconds=1))
+                start = time.perf_counter()
+                acted = way(due)
+                took[way.__name__] += time.perf_counter() - start
+                assert acted == len(ids), (way.__name__, acted)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    return took["one_by_one"] / (rounds * tables) * 1000, took["batched"] / (rounds * tables) * 1000
+
+
 def full_stack_games_per_min(games: int) -> float:
     """Bot-only tables created through the services; one worker plays them (PostgreSQL, Redis)."""
     start = time.perf_counter()
@@ -228,6 +283,7 @@ def main() -> None:
     engine_us = engine_move_cpu_us(GAMES)
     move_us, move_pg_us = service_move_cpu_us(GAMES)
     clock_us, clock_pg_us, clocks = service_clock_cpu_us(CLOCK_TABLES)
+    caught_up = {busy: catch_up_ms_per_table(CATCH_UP_TABLES, CATCH_UP_ROUNDS, busy) for busy in (0, 2)}
     app.control.purge()
     log_dir = Path(tempfile.mkdtemp(prefix="bench-workers-"))
     try:
@@ -258,6 +314,11 @@ def main() -> None:
     print(f"clock_move_vs_engine_ratio: {clock_us / engine_us:.2f}")
     if clock_pg_us is not None:
         print(f"clock_move_postgres_cpu_us: {clock_pg_us:.1f}")
+    for busy, (one_ms, batched_ms) in caught_up.items():
+        beside = f"_{busy}_busy" if busy else ""
+        print(f"catch_up_one_by_one_ms_per_table{beside}: {one_ms:.2f}")
+        print(f"catch_up_batched_ms_per_table{beside}: {batched_ms:.2f}")
+        print(f"catch_up_batched_vs_one_by_one_ratio{beside}: {batched_ms / one_ms:.2f}")
     print(f"timeouts_measured: {len(lags)}")
     print(f"timeout_lag_p50_ms: {statistics.median(lags):.0f}")
     print(f"timeout_lag_p99_ms: {lags[min(len(lags) - 1, int(len(lags) * 0.99))]:.0f}")

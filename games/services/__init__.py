@@ -35,6 +35,7 @@ from games.services.matchmaking import leave as quick_play_leave
 from games.services.play import (
     action_submit,
     clock_expired,
+    clocks_expired,
     seat_back,
     table_replay,
     table_seen,
@@ -60,6 +61,7 @@ __all__ = [
     "bots_play",
     "check_level",
     "clock_expired",
+    "clocks_expired",
     "clocks_from",
     "created_answer",
     "invite_create",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from bots import LEVELS
 from games import extbots, reads
@@ -254,6 +254,15 @@ def locked_unless_busy(table_id: int, version: int) -> Table | None:
     other transaction holds it; else None, with nothing locked (so that the transaction has nothing
     to write at its commit). For work worth doing only on a table nobody is acting on."""
     return _LOCKED_UNLESS_BUSY.first(table_id, version)
+
+
+def locked_all_unless_busy(due: Sequence[tuple[int, int]]) -> list[Table]:
+    """`locked_unless_busy` for several tables (id and version each) in one statement: the ones
+    still at their version that no other transaction holds, locked (in no particular order)."""
+    at_version = Q(pk__in=[])
+    for pk, version in due:
+        at_version |= Q(pk=pk, version=version)
+    return list(_locked_rows(skip_locked=True).filter(at_version))
 
 
 # The table row locked (compiled once: games.prepared), in any app, a guest's, or an app's; with

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, cast
 
+from django.db import transaction
 from django.utils import timezone
 
 from bots.strategy import decide
@@ -30,8 +31,7 @@ from games.engine import (
 )
 from games.errors import ServiceError
 from games.infra import metrics
-from games.models import Move, Player, Seat, SeatRow, Table
-from games.prepared import PreparedUpdate
+from games.models import Move, Player, SeatRow, Table
 from games.records import log as records
 from games.services import tournaments
 from games.services.common import (
@@ -42,6 +42,7 @@ from games.services.common import (
     check_version,
     check_version_for_pass,
     locked,
+    locked_all_unless_busy,
     locked_unless_busy,
     run,
     seats_of,
@@ -52,6 +53,8 @@ from games.services.record import (
     log,
     plays_itself,
     public,
+    save_seats,
+    schedule,
     start_clock,
     store_state,
     write,
@@ -116,16 +119,16 @@ def action_submit(
             if table.deadline is not None and table.deadline <= timezone.now():
                 overdue.append(table.pk)
             raise ServiceError.from_engine(exc) from exc
-        fields = _PLAY_FIELDS
+        fields, back = _PLAY_FIELDS, []
         if player is not None and (table.seating[seat]["away"] or table.seating[seat].get("timeouts")):
             events = [*take_back(table, seat), *events]  # timeouts count only in a row
-            fields = [*_PLAY_FIELDS, "seating"]
+            fields, back = [*_PLAY_FIELDS, "seating"], [seat]
         key = idempotency.key if idempotency else ""
         moves: list[Move] = []
         log(table, KIND_OF_ACTION[type(parsed)], seat, payload, events, key, staged=moves)
         metrics.action_applied(KIND_OF_ACTION[type(parsed)], "human")
         store_state(table, state, before)
-        write(table, moves, fields)
+        write(table, moves, fields, seats=back)
         return Outcome(table, events, state=state)
 
     overdue: list[int] = []
@@ -149,6 +152,7 @@ def seat_back(
             raise ServiceError("not_seated", "you have no seat at this table", kind="rules")
         if table.seating[seat]["away"] or table.seating[seat].get("timeouts"):
             log(table, Move.Kind.BACK, seat, {}, take_back(table, seat))
+            save_seats(table, [seat])
             if table.state is not None:
                 state = state_from_dict(table.state)
                 table.bot_turn = state.phase != GAME_OVER and any(
@@ -183,47 +187,69 @@ def clock_expired(
             if free is None:
                 return Outcome(None)
             table = free
-        moment = now or timezone.now()
-        if table.state is None and (version is None or table.version == version):
-            seats = seats_of(table)  # the quick-play wait's open seats, to fill
-            if not deadline_passed(table, seats, moment):  # a quick-play wait ran out
-                return Outcome(None)
-            table.save()
-            return Outcome(table)
-        if (
-            (version is not None and table.version != version)
-            or table.deadline is None
-            or table.deadline > moment
-            or table.state is None
-            or table.status in (Table.Status.FINISHED, Table.Status.ABANDONED)
-        ):
-            return Outcome(None)
-        state = state_from_dict(table.state)
-        late = [s for s in state.to_act() if not plays_itself(table, s)]
-        if late:
-            metrics.clock_late((moment - table.deadline).total_seconds())
-        marked: list[Event] = []
-        seating = [dict(s) for s in table.seating]  # (the seats' copy on the row: no seat rows read)
-        for seat in late:
-            info = seating[seat]
-            info["timeouts"] = int(info.get("timeouts") or 0) + 1
-            if info["timeouts"] >= (table.clocks.get("away_after") or 2) and not info["away"]:
-                info["away"] = True
-                marked.append(public("seat_away", seat=seat))
-            _SEAT_TIMED_OUT(info["timeouts"], info["away"], table.pk, seat)
-        table.seating = cast(list[SeatRow], seating)
-        # Only the late seats' moves: the bot moves after them run on the table's lane (the
-        # commit queues them), so a clock task stays short and the clock lane stays free.
-        moves: list[Move] = []
-        events = advance(table, state, moves, timed_out=set(late), first_events=marked, bots=False)
-        write(table, moves, [*BOT_FIELDS, "seating"])  # (a tournament's timeouts draw from its stream)
-        return Outcome(table, events)
+        return _act_for_late_seats(table, version, now or timezone.now())
 
     return run(act, None)
 
 
-# A late seat's count of timeouts in a row, and whether it is now away (compiled once: games.prepared).
-_SEAT_TIMED_OUT = PreparedUpdate(Seat, ["timeouts", "away"], ["table", "position"])
+def clocks_expired(due: Sequence[tuple[int, int]], now: dt.datetime | None = None) -> int:
+    """`clock_expired(wait=False)` for several tables (id and the version each clock was due at) in
+    one transaction: the tables no other transaction holds are locked in one statement, each one's
+    late seats acted for and written in one more, and one commit ends them all (the catch-up after
+    an outage, games.tasks: a table in a transaction of its own costs four round trips to
+    PostgreSQL, begin, lock, write and commit, each a wait on a machine busy reconnecting). How many
+    were acted on. One table's failure undoes the others' too: their own clock tasks are still
+    due, and act on them."""
+    if not due:
+        return 0
+    version, order = dict(due), {pk: i for i, (pk, _) in enumerate(due)}
+    with transaction.atomic():
+        free = locked_all_unless_busy(due)
+        moment = now or timezone.now()
+        acted = 0
+        for table in sorted(free, key=lambda t: order[t.pk]):  # in the order given (earliest first)
+            out = _act_for_late_seats(table, version[table.pk], moment)
+            schedule(out.table)
+            acted += out.table is not None
+        return acted
+
+
+def _act_for_late_seats(table: Table, version: int | None, moment: dt.datetime) -> Outcome:
+    """clock_expired's work on the locked table."""
+    if table.state is None and (version is None or table.version == version):
+        seats = seats_of(table)  # the quick-play wait's open seats, to fill
+        if not deadline_passed(table, seats, moment):  # a quick-play wait ran out
+            return Outcome(None)
+        table.save()
+        return Outcome(table)
+    if (
+        (version is not None and table.version != version)
+        or table.deadline is None
+        or table.deadline > moment
+        or table.state is None
+        or table.status in (Table.Status.FINISHED, Table.Status.ABANDONED)
+    ):
+        return Outcome(None)
+    state = state_from_dict(table.state)
+    late = [s for s in state.to_act() if not plays_itself(table, s)]
+    if late:
+        metrics.clock_late((moment - table.deadline).total_seconds())
+    marked: list[Event] = []
+    seating = [dict(s) for s in table.seating]  # (the seats' copy on the row: no seat rows read)
+    for seat in late:
+        info = seating[seat]
+        info["timeouts"] = int(info.get("timeouts") or 0) + 1
+        if info["timeouts"] >= (table.clocks.get("away_after") or 2) and not info["away"]:
+            info["away"] = True
+            marked.append(public("seat_away", seat=seat))
+    table.seating = cast(list[SeatRow], seating)
+    # Only the late seats' moves: the bot moves after them run on the table's lane (the
+    # commit queues them), so a clock task stays short and the clock lane stays free.
+    moves: list[Move] = []
+    events = advance(table, state, moves, timed_out=set(late), first_events=marked, bots=False)
+    # (the late seats' rows in the same statement; a tournament's timeouts draw from its stream)
+    write(table, moves, [*BOT_FIELDS, "seating"], seats=late)
+    return Outcome(table, events)
 
 
 def table_seen(principal: Principal, table_id: int) -> Table:
@@ -249,9 +275,9 @@ def _asked(table: Table, seat: int) -> bool:
 
 
 def take_back(table: Table, seat: int) -> list[Event]:
-    """The player is back: their seat is theirs again, with its timeout count reset."""
+    """The player is back: their seat is theirs again, with its timeout count reset (on the table's
+    copy of the seats: the caller writes the seat row, `write(..., seats=[seat])` or `save_seats`)."""
     was_away = table.seating[seat]["away"]
-    Seat.objects.filter(table=table, position=seat).update(away=False, timeouts=0)
     table.seating = [dict(s, away=False, timeouts=0) if s["position"] == seat else s for s in table.seating]
     return [public("seat_back", seat=seat)] if was_away else []
 

@@ -31,6 +31,7 @@ from games.engine import (
 from games.engine.deal import pass_direction
 from games.infra import jobs, notify
 from games.models import FormerSeat, Hand, Move, ScoreRow, Seat, SeatRow, Table, jsonb_text
+from games.prepared import PreparedUpdate
 from games.services import ratings
 
 _STATUS_OF_PHASE = {
@@ -112,34 +113,65 @@ def log(
     push.events(table, tagged)
 
 
-def write(table: Table, moves: Sequence[Move], fields: Sequence[str] | None = None) -> None:
-    """Write the staged moves and the table row (`fields` of it, or all). On PostgreSQL one
-    statement does both (the moves are an INSERT in its WITH clause): a play costs one round trip
-    and no SQL compiling for them, which is most of what a play costs beyond a bare row update.
-    The moves go in as one JSON document (`jsonb_to_recordset`), so the statement's text is the
-    same for one move or a bot task's twenty-six, and psycopg converts it once per process (a
-    VALUES row per move made every multi-move write a new, uncached statement, and adapting each
-    value on its own cost more than writing the moves' JSON once). Elsewhere (SQLite) the ORM writes
-    them in turn."""
+def write(
+    table: Table, moves: Sequence[Move], fields: Sequence[str] | None = None, seats: Sequence[int] = ()
+) -> None:
+    """Write the staged moves and the table row (`fields` of it, or all), and the seat rows at
+    `seats` (their timeout count and away mark, as the table's copy of the seats has them). On
+    PostgreSQL one statement does all (the moves and the seats are in its WITH clause): a play or a
+    clock's timeout costs one round trip and no SQL compiling for them, which is most of what a play
+    costs beyond a bare row update. The moves go in as one JSON document (`jsonb_to_recordset`), so
+    the statement's text is the same for one move or a bot task's twenty-six, and psycopg converts
+    it once per process (a VALUES row per move made every multi-move write a new, uncached
+    statement, and adapting each value on its own cost more than writing the moves' JSON once).
+    Elsewhere (SQLite) the ORM writes them in turn."""
     if connection.vendor != "postgresql" or not moves:
         Move.objects.bulk_create(moves)
+        save_seats(table, seats)
         table.save(update_fields=fields)
         return
     columns: list[Any] = _ALL_TABLE_COLUMNS if fields is None else [Table._meta.get_field(n) for n in fields]
     moves_json = "[" + ",".join(_move_row(move) for move in moves) + "]"
     state_json = None  # the state's JSON text (JSONText), made once for the statement and the wake-up
     params: list[Any] = [moves_json]
+    if seats:
+        params += [_seats_json(table, seats), table.pk]
     for f in columns:
         params.append(f.get_db_prep_save(f.pre_save(table, False), connection))
         if f.attname == "state":
             state_json = params[-1]
     params.append(table.pk)
     with connection.cursor() as cursor:
-        cursor.execute(_write_sql(tuple(f.column for f in columns)), params)
+        cursor.execute(_write_sql(tuple(f.column for f in columns), bool(seats)), params)
         if cursor.rowcount != 1:
             raise Table.DoesNotExist(f"table {table.pk} is gone")
     if fields is None or "state" in fields:  # the whole row is known: its wake-up carries it
         table.carried = (table.version, changes.encode(table, moves[0].seq, moves_json, state_json))
+
+
+def save_seats(table: Table, positions: Iterable[int]) -> None:
+    """Write the seat rows at `positions` from the table's copy of the seats: their timeout count
+    and away mark (the only columns of a seat that change during a game)."""
+    for position in positions:
+        _SEAT_STATE(*_seat_state(table, position), table.pk, position)
+
+
+def _seat_state(table: Table, position: int) -> tuple[int, bool]:
+    info = table.seating[position]
+    return int(info.get("timeouts") or 0), bool(info["away"])
+
+
+# A seat's count of timeouts in a row and its away mark (compiled once: games.prepared).
+_SEAT_STATE = PreparedUpdate(Seat, ["timeouts", "away"], ["table", "position"])
+_SEAT_COLUMNS: list[Any] = [Seat._meta.get_field(n) for n in ("position", "timeouts", "away")]
+
+
+def _seats_json(table: Table, positions: Iterable[int]) -> str:
+    rows = []
+    for position in positions:
+        timeouts, away = _seat_state(table, position)
+        rows.append({"position": position, "timeouts": timeouts, "away": away})
+    return jsonb_text(rows)
 
 
 _ALL_TABLE_COLUMNS: list[Any] = [f for f in Table._meta.concrete_fields if not f.primary_key]
@@ -158,14 +190,25 @@ def _move_row(move: Move) -> str:
 
 
 @cache
-def _write_sql(table_columns: tuple[str, ...]) -> str:
+def _write_sql(table_columns: tuple[str, ...], seats: bool = False) -> str:
     quote = connection.ops.quote_name
     names = ", ".join(quote(str(f.column)) for f in _MOVE_COLUMNS)
     typed = ", ".join(f"{quote(str(f.column))} {f.db_type(connection)}" for f in _MOVE_COLUMNS)
     sets = ", ".join(f"{quote(column)} = %s" for column in table_columns)
+    seated = ""
+    if seats:
+        seat, table_fk = quote(Seat._meta.db_table), quote(str(Seat._meta.get_field("table").column))
+        seat_typed = ", ".join(f"{quote(str(f.column))} {f.db_type(connection)}" for f in _SEAT_COLUMNS)
+        seat_sets = ", ".join(f"{quote(str(f.column))} = s.{quote(str(f.column))}" for f in _SEAT_COLUMNS[1:])
+        position = quote(str(_SEAT_COLUMNS[0].column))
+        seated = (
+            f", seated AS (UPDATE {seat} SET {seat_sets} "
+            f"FROM jsonb_to_recordset(%s::jsonb) AS s({seat_typed}) "
+            f"WHERE {seat}.{table_fk} = %s AND {seat}.{position} = s.{position})"
+        )
     return (
         f"WITH moved AS (INSERT INTO {quote(Move._meta.db_table)} ({names}) "
-        f"SELECT {names} FROM jsonb_to_recordset(%s::jsonb) AS m({typed})) "
+        f"SELECT {names} FROM jsonb_to_recordset(%s::jsonb) AS m({typed})){seated} "
         f"UPDATE {quote(Table._meta.db_table)} SET {sets} WHERE {quote(str(Table._meta.pk.column))} = %s"
     )
 

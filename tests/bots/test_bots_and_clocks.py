@@ -3,10 +3,12 @@ transaction per run of bot moves, stale and duplicate tasks, timeouts, away and 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -14,13 +16,14 @@ import pytest
 import redis
 from celery.exceptions import Retry
 from django.db import OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from games import services, tasks
 from games.engine import state_from_dict
 from games.infra import notify
-from games.models import Move, Player, Table
+from games.models import Move, Player, Seat, Table
 from games.services import record
 from hearts_service.observability import PUBLISHED_HEADER
 
@@ -145,6 +148,8 @@ def test_a_passed_deadline_acts_for_the_seat_then_marks_it_away_and_the_player_c
     before = client(token).get(f"/api/v1/tables/{table_id}").json()["version"]
     back = client(token).post(f"/api/v1/tables/{table_id}/back", format="json")
     assert back.status_code == 200 and back.json()["seats"][0]["away"] is False
+    row.refresh_from_db()
+    assert (row.timeouts, row.away) == (0, False)
     assert "seat_back" in [
         e["type"]
         for e in client(token).get(f"/api/v1/tables/{table_id}/events?after={before}").json()["events"]
@@ -326,22 +331,15 @@ def test_the_first_clock_through_after_an_outage_acts_on_the_others_that_came_du
     broker.flushdb()
 
 
-@pytest.mark.needs_postgres  # SQLite has no row lock to skip: its writers take turns
-def test_the_catch_up_leaves_a_table_another_transaction_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """After an outage the first clock through acts on the other clocks that came due, but not on
-    a table another transaction holds (its own clock task, a reader acting for the late seat, the
-    person's move): waiting on that row would hold up every clock behind it, for a clock the holder
-    is acting on and the table's own task still comes for (bench/README.md, stop 60)."""
-    monkeypatch.setattr(tasks, "_first_claim", lambda key, seconds: True)  # the claims are tested above
-    busy, free = (_person_and_bots()[0] for _ in range(2))
-    _overdue(busy)
-    _overdue(free)
+@contextlib.contextmanager
+def _held(table_id: int) -> Iterator[None]:
+    """The table's row locked by another transaction (a thread's) while the block runs."""
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
         try:
             with transaction.atomic():
-                list(Table.objects.select_for_update().filter(pk=busy))
+                list(Table.objects.select_for_update().filter(pk=table_id))
                 holding.set()
                 release.wait(30)
         finally:
@@ -351,18 +349,63 @@ def test_the_catch_up_leaves_a_table_another_transaction_holds(monkeypatch: pyte
     holder.start()
     try:
         assert holding.wait(10)
+        yield
+    finally:
+        release.set()
+        holder.join()
+
+
+@pytest.mark.needs_postgres  # SQLite has no row lock to skip: its writers take turns
+def test_the_catch_up_leaves_a_table_another_transaction_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an outage the first clock through acts on the other clocks that came due, but not on
+    a table another transaction holds (its own clock task, a reader acting for the late seat, the
+    person's move): waiting on that row would hold up every clock behind it, for a clock the holder
+    is acting on and the table's own task still comes for (bench/README.md, stop 60)."""
+    monkeypatch.setattr(tasks, "_claimed", lambda due: due)  # the claims are tested above
+    busy, free = (_person_and_bots()[0] for _ in range(2))
+    _overdue(busy)
+    _overdue(free)
+    with _held(busy):
         started = time.monotonic()
         assert tasks.catch_up(done=0) == 1  # the free table only
         assert time.monotonic() - started < 5  # it never waited for the held row
         timed_out = Move.objects.filter(position=0, kind="pass")
         assert list(timed_out.values_list("table_id", flat=True)) == [free]
-    finally:
-        release.set()
-        holder.join()
     version = Table.objects.get(pk=busy).version
     assert services.clock_expired(table_id=busy, version=version - 1, wait=False).table is None  # moved on
     assert services.clock_expired(table_id=busy, version=version, wait=False).table is not None  # acted on
     assert timed_out.filter(table_id=busy).exists()
+
+
+@pytest.mark.needs_postgres  # SQLite has no row lock to skip: its writers take turns
+def test_the_catch_up_acts_on_its_tables_in_one_transaction_and_one_lock_statement() -> None:
+    """services.clocks_expired, the catch-up's step: the overdue tables still at their version that
+    no other transaction holds are locked in one statement and acted on in one transaction (each
+    with one write statement, its late seats' rows in it); a table that moved on, one held by
+    another transaction and one whose deadline is not past are left as they are."""
+    tables = [_person_and_bots()[0] for _ in range(5)]
+    acted, moved_on, held, not_due, second = tables
+    for table_id in (acted, moved_on, held, second):
+        _overdue(table_id)
+    Table.objects.filter(pk=not_due).update(deadline=timezone.now() + dt.timedelta(minutes=5))
+    versions = dict(Table.objects.values_list("pk", "version"))
+    due = [(t, versions[t]) for t in tables]
+    due[1] = (moved_on, versions[moved_on] - 1)
+    with _held(held), CaptureQueriesContext(connection) as queries:
+        assert services.clocks_expired(due) == 2
+    statements = [q["sql"] for q in queries.captured_queries]
+    statements = statements[: statements.index("COMMIT") + 1]  # (then the bots' tasks, eager here)
+    assert statements[0] == "BEGIN" and statements.count("COMMIT") == 1
+    assert sum("FOR UPDATE" in s for s in statements) == 1
+    assert sum(s.startswith("WITH moved AS") and "seated AS" in s for s in statements) == 2
+    assert not any(s.startswith(("UPDATE", "SAVEPOINT")) for s in statements)  # the seats in the writes
+    after = dict(Table.objects.values_list("pk", "version"))
+    assert [t for t in tables if after[t] != versions[t]] == [acted, second]
+    for table_id in tables:
+        row = Seat.objects.get(table_id=table_id, position=0)
+        assert row.timeouts == (1 if table_id in (acted, second) else 0)
+        assert row.timeouts == int(Table.objects.get(pk=table_id).seating[0].get("timeouts") or 0)
+    assert services.clocks_expired([]) == 0
 
 
 def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
@@ -378,6 +421,7 @@ def test_only_timeouts_in_a_row_mark_a_seat_away() -> None:
         .json()
     )
     assert body["seats"][0]["timeouts"] == 0  # the player acted: the count starts again
+    assert Seat.objects.get(table_id=table_id, position=0).timeouts == 0  # the row too, in the play's write
     while client(token).get(f"/api/v1/tables/{table_id}").json()["game"]["to_act"] != [0]:
         pass
     _overdue(table_id)

@@ -29,6 +29,8 @@ FIGURES = {
         "bot_move_vs_engine_ratio",
         "clock_move_cpu_us",
         "clocks_measured",
+        "catch_up_batched_vs_one_by_one_ratio",
+        "catch_up_batched_vs_one_by_one_ratio_2_busy",
     ],
     "streams.py": ["redis_connections", "rss_per_stream_kb", "latency_p99_ms", "db_reads_per_change"],
     "subscriptions.py": [
@@ -83,6 +85,8 @@ SMALL = {  # sizes only: every benchmark reads these, and nothing else is set
     "BENCH_GAMES": "1",
     "BENCH_LAG_TABLES": "2",
     "BENCH_CLOCK_TABLES": "2",
+    "BENCH_CATCH_UP_TABLES": "2",
+    "BENCH_CATCH_UP_ROUNDS": "1",
     "BENCH_CLOCK": "5",
     "BENCH_DEALS": "2",
 }
@@ -181,6 +185,9 @@ def test_the_workers_benchmark_runs_on_postgres_and_redis(redis_url: str) -> Non
     figures = run("workers.py", DATABASE_URL=url, REDIS_URL=redis_url)
     assert figures["full_stack_games_per_min"] > 0
     assert figures["clocks_measured"] == 4 and figures["clock_move_cpu_us"] > 0  # two tables' two clocks
+    for busy in ("", "_2_busy"):  # (each way acted on every table, or the run fails)
+        assert figures[f"catch_up_one_by_one_ms_per_table{busy}"] > 0
+        assert figures[f"catch_up_batched_ms_per_table{busy}"] > 0
 
 
 @pytest.mark.needs_postgres
