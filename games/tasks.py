@@ -193,19 +193,9 @@ def catch_up(done: int, limit: int = CATCH_UP_TABLES) -> int:
 
 
 def _claimed(due: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The tables of `due` nobody else claimed to catch up on (claimed now, in one round trip);
-    all of them when Redis cannot say."""
-    client = notify.shared_redis()
-    if client is None:
-        return due
-    try:
-        with client.pipeline(transaction=False) as pipe:
-            for table_id, version in due:
-                pipe.set(CAUGHT_UP.format(table=table_id, version=version), "1", nx=True, px=5000)
-            answers = pipe.execute()
-    except redis.RedisError:
-        return due
-    return [table for table, mine in zip(due, answers, strict=True) if mine]
+    """The tables of `due` nobody else claimed to catch up on (claimed now, in one round trip)."""
+    keys = [CAUGHT_UP.format(table=table_id, version=version) for table_id, version in due]
+    return [table for table, mine in zip(due, _first_claims(keys, 5.0), strict=True) if mine]
 
 
 # The sweep shares the clock lane with the turn clocks, and beat sends one every SWEEP_SECONDS. While
@@ -333,15 +323,24 @@ def _first_requeue(table_id: int, version: int, seconds: int) -> bool:
 
 
 def _first_claim(key: str, seconds: float) -> bool:
-    """Whether nobody claimed `key` in the last `seconds` (claimed now); True when Redis cannot say:
-    what a claim guards is safe to do twice (refused by its version, or a task that does nothing)."""
+    """Whether nobody claimed `key` in the last `seconds` (claimed now): `_first_claims` of one."""
+    return _first_claims([key], seconds)[0]
+
+
+def _first_claims(keys: list[str], seconds: float) -> list[bool]:
+    """For each key, whether nobody claimed it in the last `seconds` (claimed now; all in one round
+    trip); True when Redis cannot say: what a claim guards is safe to do twice (refused by its
+    version, or a task that does nothing)."""
     client = notify.shared_redis()
-    if client is None:
-        return True
+    if client is None or not keys:
+        return [True] * len(keys)
     try:
-        return bool(client.set(key, "1", nx=True, px=max(1, int(seconds * 1000))))
+        with client.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.set(key, "1", nx=True, px=max(1, int(seconds * 1000)))
+            return [bool(mine) for mine in pipe.execute()]
     except redis.RedisError:
-        return True
+        return [True] * len(keys)
 
 
 def _open_tables() -> QuerySet[Table]:
